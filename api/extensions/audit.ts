@@ -1,0 +1,35 @@
+import type { Request } from '@hapi/hapi';
+import { createAuditQueries } from '../../lib/db/queries/audit.ts';
+import { clientIp } from '../client-ip.ts';
+import { headerOf, routeSettings } from '../types.ts';
+
+const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
+
+/** Every authenticated mutating request leaves an audit entry, successful or not. */
+export async function auditRequest(request: Request, status: number, body: unknown, errorCode: string | null) {
+  const caller = request.auth.credentials?.app?.caller;
+  if (!caller || !MUTATING.has(request.method)) return;
+  const settings = routeSettings(request).audit;
+  const params = request.params as Record<string, string | undefined>;
+  const bodyId = body && typeof body === 'object' && 'id' in body ? String((body as { id: unknown }).id) : null;
+  const { services } = request.server.app;
+  await createAuditQueries(services.db).insert({
+    workspaceId: caller.workspaceId,
+    environment: caller.environment,
+    actorId: caller.userId,
+    apiKeyId: caller.apiKeyId,
+    action: settings?.action ?? `${request.method.toUpperCase()} ${request.route.path}`,
+    resourceType: settings?.resourceType ?? null,
+    resourceId: params.id ?? (status < 400 ? bodyId : null),
+    ipAddress: clientIp(request, services.config),
+    userAgent: headerOf(request, 'user-agent')?.slice(0, 512) ?? null,
+    countryCode: null,
+    status: status < 400 ? 'success' : 'failure',
+    requestId: request.app.requestId,
+    metadata: {
+      status_code: status,
+      ...(errorCode ? { error_code: errorCode } : {}),
+      ...(request.app.idempotency?.replayed ? { idempotent_replay: true } : {}),
+    },
+  });
+}

@@ -1,0 +1,38 @@
+import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
+import { holdsScope } from '../../lib/api-keys/scopes.ts';
+import { apiError } from '../../lib/errors.ts';
+import { clientIp } from '../client-ip.ts';
+import { routeSettings } from '../types.ts';
+
+// After authentication: draw from the rate budget, then check the scope.
+// Authenticated calls spend their workspace's budget for the route's class;
+// public routes spend a per-address budget.
+export async function onPostAuth(request: Request, h: ResponseToolkit): Promise<Lifecycle.ReturnValue> {
+  const { rateLimiter, services } = request.server.app;
+  const settings = routeSettings(request);
+  const caller = request.auth.credentials?.app?.caller;
+  const rateClass = caller ? (settings.rateClass ?? (request.method === 'get' ? 'read' : 'write')) : 'public';
+  const bucket = caller
+    ? `${caller.workspaceId}:${caller.environment}:${rateClass}`
+    : `ip:${clientIp(request, services.config)}`;
+  const decision = await rateLimiter.take(bucket, services.config.rateLimits[rateClass]).catch((error: Error) => {
+    // The limiter protects capacity, it does not guard data: if Redis is
+    // unreachable, serve the request and say so in the logs.
+    request.log(['warn', 'rate-limit'], `rate limiter unavailable: ${error.message}`);
+    return null;
+  });
+  if (decision) {
+    request.app.rate = decision;
+    if (!decision.allowed) {
+      throw apiError('rate_limited', `Rate limit of ${decision.limit} ${rateClass} requests per minute exceeded.`, {
+        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+      });
+    }
+  }
+  if (caller && settings.scope && !holdsScope(caller.keyType, caller.scopes, settings.scope)) {
+    throw apiError('scope_missing', `This key lacks the \`${settings.scope}\` scope.`, {
+      details: { required_scope: settings.scope },
+    });
+  }
+  return h.continue;
+}

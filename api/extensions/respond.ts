@@ -1,0 +1,42 @@
+import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import { renderError } from '../errors.ts';
+import { API_REVISION } from '../version.ts';
+import { auditRequest } from './audit.ts';
+import { completeIdempotency } from './idempotency.ts';
+
+// The last step of every request, in order: render errors as the envelope,
+// settle the idempotency record, write the audit entry, add shared headers.
+export async function onPreResponse(request: Request, h: ResponseToolkit): Promise<Lifecycle.ReturnValue> {
+  const { services } = request.server.app;
+  let response = request.response;
+  let errorCode: string | null = null;
+  if ('isBoom' in response && response.isBoom) {
+    const rendered = renderError(response, request.app.requestId, services.config.api.docsBaseUrl);
+    if (rendered.status >= 500) request.log(['error'], response);
+    errorCode = rendered.body.error.code;
+    const replacement = h.response(rendered.body).code(rendered.status);
+    for (const [name, value] of Object.entries(rendered.headers)) replacement.header(name, value);
+    response = replacement;
+  }
+  const ok = response as ResponseObject;
+  try {
+    await completeIdempotency(request, ok.statusCode, ok.source);
+    await auditRequest(request, ok.statusCode, ok.source, errorCode);
+  } catch (error) {
+    request.log(['error', 'bookkeeping'], error as Error);
+  }
+  decorate(request, ok);
+  return response === request.response ? h.continue : response;
+}
+
+function decorate(request: Request, response: ResponseObject) {
+  response.header('X-Request-Id', request.app.requestId);
+  response.header('X-Service-Api-Version', API_REVISION);
+  const rate = request.app.rate;
+  if (rate) {
+    response.header('X-RateLimit-Limit', String(rate.limit));
+    response.header('X-RateLimit-Remaining', String(rate.remaining));
+    response.header('X-RateLimit-Reset', String(rate.resetSeconds));
+    response.header('X-RateLimit-Policy', `${rate.limit};w=${rate.windowSeconds}`);
+  }
+}

@@ -1,0 +1,40 @@
+import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import type { Client, Connection } from '@temporalio/client';
+import type { Redis } from 'ioredis';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { Config } from '../lib/config.ts';
+import { sql } from '../lib/db/sql.ts';
+import { type HealthProbe, tcpProbe } from './health.ts';
+
+export function defaultHealthProbes(deps: {
+  config: Config;
+  db: DatabasePool;
+  redis: Redis;
+  temporal: Client;
+}): HealthProbe[] {
+  const { config } = deps;
+  const s3 = new S3Client({
+    endpoint: config.s3.endpoint,
+    region: config.s3.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
+  });
+  return [
+    {
+      name: 'database',
+      check: async () => void (await deps.db.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1 AS ok`)),
+    },
+    { name: 'redis', check: async () => void (await deps.redis.ping()) },
+    {
+      name: 'temporal',
+      check: async () => void (await (deps.temporal.connection as Connection).healthService.check({})),
+    },
+    {
+      name: 'object_storage',
+      check: async () => void (await s3.send(new HeadBucketCommand({ Bucket: config.s3.bucket }))),
+    },
+    { name: 'clamd', check: tcpProbe(config.clamd.host, config.clamd.port, 'zPING\0', /PONG/) },
+    { name: 'smtp', check: tcpProbe(config.smtp.host, config.smtp.port, null, /^220/) },
+  ];
+}

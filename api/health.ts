@@ -1,0 +1,57 @@
+import { connect } from 'node:net';
+
+/** One component the service depends on, and how to tell it is answering. */
+export type HealthProbe = { name: string; check: () => Promise<void> };
+
+const PROBE_TIMEOUT_MS = 2_000;
+
+export async function runProbes(probes: readonly HealthProbe[]) {
+  const results = await Promise.all(
+    probes.map(async (probe) => {
+      const started = performance.now();
+      try {
+        await withTimeout(probe.check(), PROBE_TIMEOUT_MS);
+        return [probe.name, { status: 'ok', latency_ms: Math.round(performance.now() - started) }] as const;
+      } catch (error) {
+        return [probe.name, { status: 'down', error: (error as Error).message.slice(0, 200) }] as const;
+      }
+    }),
+  );
+  const components = Object.fromEntries(results);
+  const healthy = results.every(([, r]) => r.status === 'ok');
+  return { status: healthy ? 'ok' : 'degraded', components };
+}
+
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Opens a TCP connection, optionally sends a greeting, and checks the first reply. */
+export function tcpProbe(host: string, port: number, send: string | null, expect: RegExp): () => Promise<void> {
+  return () =>
+    new Promise((resolve, reject) => {
+      const socket = connect({ host, port });
+      let received = '';
+      socket.setTimeout(PROBE_TIMEOUT_MS, () => socket.destroy(new Error('timed out')));
+      socket.on('connect', () => {
+        if (send !== null) socket.write(send);
+      });
+      socket.on('data', (chunk) => {
+        received += chunk.toString('utf8');
+        if (expect.test(received)) {
+          socket.destroy();
+          resolve();
+        }
+      });
+      socket.on('error', reject);
+      socket.on('close', () => reject(new Error(`unexpected reply: ${received.slice(0, 60)}`)));
+    });
+}

@@ -1,0 +1,34 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { createApiKey } from '../../../lib/api-keys/service.ts';
+import { callerOf } from '../../types.ts';
+import { allowedIps, apiKeyWithValue, description, maxUses, mfaCode, name, scopes } from './schemas.ts';
+
+export const createRoute: ServerRoute = {
+  method: 'POST',
+  path: '/v1/api-keys',
+  options: {
+    description: 'Create an API key',
+    notes: 'The full key value is returned once. Granting a sensitive scope (a full key always does) needs `mfa_code`.',
+    tags: ['api', 'api-keys'],
+    plugins: { valise: { scope: 'api_keys:manage', audit: { action: 'api_key.create', resourceType: 'api_key' } } },
+    validate: {
+      payload: Joi.object({
+        name: name.required(),
+        description,
+        environment: Joi.string().valid('live', 'test', 'sandbox'),
+        key_type: Joi.string().valid('full', 'restricted').default('full'),
+        scopes,
+        expires_in_days: Joi.number().positive().max(3650),
+        allowed_ips: allowedIps,
+        max_uses: maxUses,
+        mfa_code: mfaCode,
+      }).label('CreateApiKey'),
+    },
+    response: { status: { 201: apiKeyWithValue } },
+  },
+  handler: async (request, h) => {
+    const created = await createApiKey(request.server.app.services, callerOf(request), request.payload as never);
+    return h.response(created).code(201);
+  },
+};

@@ -1,0 +1,18 @@
+import type { ServerRoute } from '@hapi/hapi';
+import { getApiKey } from '../../../lib/api-keys/service.ts';
+import { idParams } from '../../schemas.ts';
+import { callerOf, idParam } from '../../types.ts';
+import { apiKey } from './schemas.ts';
+
+export const getRoute: ServerRoute = {
+  method: 'GET',
+  path: '/v1/api-keys/{id}',
+  options: {
+    description: 'Fetch an API key',
+    tags: ['api', 'api-keys'],
+    plugins: { valise: { scope: 'api_keys:manage' } },
+    validate: { params: idParams },
+    response: { schema: apiKey },
+  },
+  handler: (request) => getApiKey(request.server.app.services, callerOf(request), idParam(request)),
+};

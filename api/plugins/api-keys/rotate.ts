@@ -1,0 +1,27 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { rotateApiKey } from '../../../lib/api-keys/service.ts';
+import { idParams } from '../../schemas.ts';
+import { callerOf, idParam } from '../../types.ts';
+import { mfaCode, rotatedApiKey } from './schemas.ts';
+
+export const rotateRoute: ServerRoute = {
+  method: 'POST',
+  path: '/v1/api-keys/{id}/rotate',
+  options: {
+    description: 'Rotate an API key',
+    notes:
+      'Issues a new value (returned once) and keeps the old value working for `grace_period_hours` (default 24, 0 to 168), then stops it. The key keeps its id, scopes and settings.',
+    tags: ['api', 'api-keys'],
+    plugins: { valise: { scope: 'api_keys:manage', audit: { action: 'api_key.rotate', resourceType: 'api_key' } } },
+    validate: {
+      params: idParams,
+      payload: Joi.object({ grace_period_hours: Joi.number().min(0).max(168), mfa_code: mfaCode })
+        .allow(null)
+        .label('RotateApiKey'),
+    },
+    response: { status: { 200: rotatedApiKey } },
+  },
+  handler: (request) =>
+    rotateApiKey(request.server.app.services, callerOf(request), idParam(request), (request.payload ?? {}) as never),
+};

@@ -1,0 +1,35 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { updateApiKey } from '../../../lib/api-keys/service.ts';
+import { idParams } from '../../schemas.ts';
+import { callerOf, idParam } from '../../types.ts';
+import { allowedIps, apiKey, description, maxUses, mfaCode, name, scopes } from './schemas.ts';
+
+export const updateRoute: ServerRoute = {
+  method: 'PATCH',
+  path: '/v1/api-keys/{id}',
+  options: {
+    description: 'Update an API key',
+    notes:
+      'The key value is not regenerated. Adding a sensitive scope needs `mfa_code`. `max_uses: null` lifts the cap.',
+    tags: ['api', 'api-keys'],
+    plugins: { valise: { scope: 'api_keys:manage', audit: { action: 'api_key.update', resourceType: 'api_key' } } },
+    validate: {
+      params: idParams,
+      payload: Joi.object({
+        name,
+        description,
+        is_active: Joi.boolean(),
+        allowed_ips: allowedIps,
+        scopes,
+        max_uses: maxUses.allow(null),
+        mfa_code: mfaCode,
+      })
+        .min(1)
+        .label('UpdateApiKey'),
+    },
+    response: { schema: apiKey },
+  },
+  handler: (request) =>
+    updateApiKey(request.server.app.services, callerOf(request), idParam(request), request.payload as never),
+};

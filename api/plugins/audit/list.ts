@@ -1,0 +1,46 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { listAudit } from '../../../lib/audit/list.ts';
+import { id, listEnvelope, pageQuery, timestamp } from '../../schemas.ts';
+import { callerOf } from '../../types.ts';
+
+const auditEntry = Joi.object({
+  id: id.required(),
+  object: Joi.string().valid('audit_entry').required(),
+  workspace_id: id.required(),
+  actor_id: id.allow(null).required(),
+  api_key_id: id.allow(null).required(),
+  action: Joi.string().required(),
+  resource_type: Joi.string().allow(null).required(),
+  resource_id: Joi.string().allow(null).required(),
+  ip_address: Joi.string().allow(null).required(),
+  user_agent: Joi.string().allow(null).required(),
+  country_code: Joi.string().allow(null).required(),
+  status: Joi.string().valid('success', 'failure').required(),
+  request_id: Joi.string().allow(null).required(),
+  metadata: Joi.object().unknown(true).required(),
+  created_at: timestamp.required(),
+}).label('AuditEntry');
+
+export const listAuditRoute: ServerRoute = {
+  method: 'GET',
+  path: '/v1/audit',
+  options: {
+    description: 'Query the audit log',
+    notes: 'Newest first. `since` is inclusive, `until` exclusive. Only the calling environment.',
+    tags: ['api', 'audit'],
+    plugins: { valise: { scope: 'audit:read', rateClass: 'expensive' } },
+    validate: {
+      query: Joi.object({
+        ...pageQuery(500),
+        action: Joi.string().max(200),
+        actor_id: id,
+        resource_type: Joi.string().max(100),
+        since: timestamp,
+        until: timestamp,
+      }),
+    },
+    response: { schema: listEnvelope(auditEntry, 'AuditEntryList') },
+  },
+  handler: (request) => listAudit(request.server.app.services, callerOf(request), request.query as never),
+};

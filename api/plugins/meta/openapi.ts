@@ -1,0 +1,15 @@
+import type { ServerRoute } from '@hapi/hapi';
+import { buildOpenApiDocument } from '../../openapi.ts';
+
+let cached: object | undefined;
+
+export const openApiRoute: ServerRoute = {
+  method: 'GET',
+  path: '/v1/openapi.json',
+  options: { auth: false, description: 'This API as an OpenAPI 3.1 document', tags: ['meta'] },
+  handler: (request) => {
+    // Routes are fixed once the server starts, so the document is built once.
+    cached ??= buildOpenApiDocument(request.server);
+    return cached;
+  },
+};

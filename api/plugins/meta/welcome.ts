@@ -1,0 +1,47 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { API_REVISION, OPENAPI_DOCUMENT_VERSION } from '../../version.ts';
+
+export const welcomeRoute: ServerRoute = {
+  method: 'GET',
+  path: '/v1/welcome',
+  options: {
+    auth: false,
+    description: 'Welcome and API metadata',
+    tags: ['api', 'meta'],
+    response: {
+      schema: Joi.object({
+        object: Joi.string().valid('welcome'),
+        message: Joi.string(),
+        api_version: Joi.string(),
+        openapi_version: Joi.string(),
+        openapi_url: Joi.string(),
+        docs_url: Joi.string(),
+        authentication: Joi.string(),
+        key_prefixes: Joi.object().pattern(Joi.string(), Joi.string()),
+        server_time: Joi.date().iso(),
+      }).label('Welcome'),
+    },
+  },
+  handler: (request) => {
+    const { config } = request.server.app.services;
+    return {
+      object: 'welcome',
+      message:
+        'Welcome to Valise: encrypted file transfer with a REST API. Authenticate with `Authorization: Bearer <API_KEY>`.',
+      api_version: API_REVISION,
+      openapi_version: OPENAPI_DOCUMENT_VERSION,
+      openapi_url: `${config.api.publicBaseUrl}/v1/openapi.json`,
+      docs_url: config.api.docsBaseUrl,
+      authentication: 'bearer',
+      key_prefixes: {
+        svc_live_: 'live, full',
+        svc_test_: 'test, full',
+        svc_sandbox_: 'sandbox, purged after 24 hours',
+        svc_rk_live_: 'live, restricted',
+        svc_rk_test_: 'test, restricted',
+      },
+      server_time: new Date(),
+    };
+  },
+};

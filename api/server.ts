@@ -1,0 +1,53 @@
+import Hapi from '@hapi/hapi';
+import { registerApiKeyAuth } from './auth.ts';
+import { validationFailAction } from './errors.ts';
+import { onPostAuth } from './extensions/guard.ts';
+import { onPreHandler } from './extensions/idempotency.ts';
+import { onRequest } from './extensions/request-context.ts';
+import { onPreResponse } from './extensions/respond.ts';
+import { apiKeysPlugin } from './plugins/api-keys/index.ts';
+import { auditPlugin } from './plugins/audit/index.ts';
+import { metaPlugin } from './plugins/meta/index.ts';
+import type { ApiDependencies } from './types.ts';
+
+export type ServerOptions = { host?: string; port?: number };
+
+/** Builds the API server, initialised but not listening: call start() to serve. */
+export async function createServer(deps: ApiDependencies, options: ServerOptions = {}) {
+  const { config } = deps.services;
+  const server = Hapi.server({
+    host: options.host ?? config.api.host,
+    port: options.port ?? config.api.port,
+    router: { stripTrailingSlash: true },
+    routes: {
+      cors: {
+        origin: ['*'],
+        additionalHeaders: ['Idempotency-Key'],
+        additionalExposedHeaders: [
+          'X-Request-Id',
+          'X-Service-Api-Version',
+          'X-Service-Idempotent-Replay',
+          'X-RateLimit-Limit',
+          'X-RateLimit-Remaining',
+          'X-RateLimit-Reset',
+          'X-RateLimit-Policy',
+          'Retry-After',
+        ],
+      },
+      validate: { failAction: validationFailAction, options: { abortEarly: true, stripUnknown: false } },
+      response: { failAction: config.env === 'production' ? 'log' : 'error', options: { abortEarly: true } },
+      payload: { maxBytes: config.api.maxJsonBodyBytes, allow: ['application/json'] },
+    },
+  });
+
+  Object.assign(server.app, deps);
+  server.ext('onRequest', onRequest);
+  server.ext('onPostAuth', onPostAuth);
+  server.ext('onPreHandler', onPreHandler);
+  server.ext('onPreResponse', onPreResponse);
+  registerApiKeyAuth(server);
+
+  await server.register([metaPlugin, apiKeysPlugin, auditPlugin]);
+  await server.initialize();
+  return server;
+}

@@ -1,0 +1,63 @@
+import type { Request } from '@hapi/hapi';
+import type { Caller } from '../lib/api-keys/present.ts';
+import type { Services } from '../lib/services.ts';
+import type { HealthProbe } from './health.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+
+export type RateClass = 'read' | 'write' | 'expensive';
+
+/** What each route declares besides hapi's own options: `options.plugins.valise`. */
+export type RouteSettings = {
+  /** The scope the calling key must hold. */
+  scope?: string;
+  /** The rate-limit budget the route draws from; GET is `read`, other methods `write`. */
+  rateClass?: RateClass;
+  /** How a successful or failed call of a mutating route reads in the audit log. */
+  audit?: { action: string; resourceType: string };
+};
+
+export type RateState = { limit: number; remaining: number; resetSeconds: number; windowSeconds: number };
+
+/** Process-wide dependencies, reachable from any handler as `request.server.app`. */
+export type ApiDependencies = {
+  services: Services;
+  rateLimiter: RateLimiter;
+  healthProbes: HealthProbe[];
+};
+
+declare module '@hapi/hapi' {
+  interface ServerApplicationState extends ApiDependencies {}
+  interface PluginSpecificConfiguration {
+    valise?: RouteSettings;
+  }
+  interface AppCredentials {
+    caller: Caller;
+  }
+  interface RequestApplicationState {
+    requestId: string;
+    rate?: RateState;
+    idempotency?: { key: string; replayed: boolean };
+  }
+}
+
+export function callerOf(request: Request): Caller {
+  const caller = request.auth.credentials?.app?.caller;
+  if (!caller) throw new Error(`Route ${request.route.path} reads a caller but has no authentication`);
+  return caller;
+}
+
+export function routeSettings(request: Request): RouteSettings {
+  return request.route.settings.plugins?.valise ?? {};
+}
+
+/** A request header as a string, or undefined when absent (the first one when repeated). */
+export function headerOf(request: Request, name: string): string | undefined {
+  const value: unknown = request.headers[name.toLowerCase()];
+  if (Array.isArray(value)) return typeof value[0] === 'string' ? value[0] : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The validated `{id}` path parameter. */
+export function idParam(request: Request): string {
+  return (request.params as { id: string }).id;
+}

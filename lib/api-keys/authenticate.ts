@@ -1,0 +1,98 @@
+import { type CredentialRow, createApiKeyQueries } from '../db/queries/api-keys.ts';
+import { createAuditQueries } from '../db/queries/audit.ts';
+import { apiError } from '../errors.ts';
+import { ipAllowed } from '../net/ip-allow-list.ts';
+import type { Services } from '../services.ts';
+import type { Caller } from './present.ts';
+import { hashKeyValue, parseKeyValue, sameHash } from './values.ts';
+
+export type RequestOrigin = { ip: string; userAgent: string | null; requestId: string };
+
+/** Usage caps never reset: a client should stop, not retry soon. */
+const USAGE_CAP_RETRY_AFTER_SECONDS = 86_400;
+
+/**
+ * Resolves an Authorization header to its caller, or throws the spec's error.
+ * Failures on a key we know are written to that workspace's audit log.
+ */
+export async function authenticate(
+  services: Services,
+  header: string | undefined,
+  origin: RequestOrigin,
+): Promise<Caller> {
+  if (header === undefined || header.trim() === '') {
+    throw apiError('missing_api_key', 'No API key provided. Send it as `Authorization: Bearer <API_KEY>`.');
+  }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  const value = match?.[1];
+  const claimed = value ? parseKeyValue(value) : null;
+  if (!value || !claimed) throw apiError('invalid_api_key', 'The API key is malformed.');
+
+  const hash = hashKeyValue(services.keys.apiKeyPepper, value);
+  const keys = createApiKeyQueries(services.db);
+  const key = await keys.findCredential(hash);
+  // The hash covers the whole value, prefix included; the checks below are
+  // defence in depth against a row that does not match what was presented.
+  if (!key || !sameHash(key.secret_hash, hash) || key.environment !== claimed.environment) {
+    throw apiError('invalid_api_key', 'The API key is not valid.');
+  }
+
+  const now = Date.now();
+  const fail = async (reason: string, error: Error) => {
+    await auditFailure(services, key, origin, reason);
+    return error;
+  };
+  if (key.revoked_at) throw await fail('revoked', apiError('revoked_api_key', 'This API key has been revoked.'));
+  if (!key.is_active) throw await fail('inactive', apiError('revoked_api_key', 'This API key is inactive.'));
+  if (key.expires_at && key.expires_at.getTime() <= now) {
+    throw await fail('expired', apiError('expired_api_key', 'This API key has expired.'));
+  }
+  if (key.secret_retired_at || (key.secret_valid_until && key.secret_valid_until.getTime() <= now)) {
+    throw await fail(
+      'rotated',
+      apiError('expired_api_key', 'This key value was rotated and its grace period has ended. Use the new value.'),
+    );
+  }
+  if (!ipAllowed(key.allowed_ips, origin.ip)) {
+    throw await fail(
+      'ip_not_allowed',
+      apiError('ip_not_allowed', `Requests from ${origin.ip} are not allowed for this key.`),
+    );
+  }
+  const used = await keys.recordUse(key.id);
+  if (used === null) {
+    throw await fail(
+      'usage_cap',
+      apiError('rate_limited', `This key has reached its usage cap of ${key.max_uses} requests.`, {
+        headers: { 'Retry-After': String(USAGE_CAP_RETRY_AFTER_SECONDS) },
+      }),
+    );
+  }
+
+  return {
+    workspaceId: key.workspace_id,
+    environment: key.environment,
+    userId: key.user_id,
+    apiKeyId: key.id,
+    keyType: key.key_type,
+    scopes: key.scopes,
+  };
+}
+
+async function auditFailure(services: Services, key: CredentialRow, origin: RequestOrigin, reason: string) {
+  await createAuditQueries(services.db).insert({
+    workspaceId: key.workspace_id,
+    environment: key.environment,
+    actorId: key.user_id,
+    apiKeyId: key.id,
+    action: 'auth.failed',
+    resourceType: 'api_key',
+    resourceId: key.id,
+    ipAddress: origin.ip,
+    userAgent: origin.userAgent,
+    countryCode: null,
+    status: 'failure',
+    requestId: origin.requestId,
+    metadata: { reason },
+  });
+}

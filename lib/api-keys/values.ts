@@ -1,0 +1,41 @@
+import { constantTimeEqual, hmacSha256, randomBase62 } from '../crypto/secrets.ts';
+import type { KeyType } from './scopes.ts';
+
+export type Environment = 'live' | 'test' | 'sandbox';
+
+// Key values: `svc_<env>_` (full), `svc_rk_<env>_` (restricted live/test) or
+// `svc_sandbox_` (every sandbox key), then 40 base62 characters (238 bits).
+const SECRET_LENGTH = 40;
+const KEY_PATTERN = /^svc_(?:(rk)_)?(live|test|sandbox)_([0-9A-Za-z]{40})$/;
+
+export function keyValuePrefix(environment: Environment, keyType: KeyType): string {
+  if (environment === 'sandbox') return 'svc_sandbox_';
+  return keyType === 'restricted' ? `svc_rk_${environment}_` : `svc_${environment}_`;
+}
+
+export function generateKeyValue(environment: Environment, keyType: KeyType): { value: string; displayPrefix: string } {
+  const prefix = keyValuePrefix(environment, keyType);
+  const value = prefix + randomBase62(SECRET_LENGTH);
+  // What lists show: enough to recognise a key, far too little to use it.
+  return { value, displayPrefix: value.slice(0, prefix.length + 6) };
+}
+
+/** The environment a well-formed key value claims, or null when malformed. */
+export function parseKeyValue(value: string): { environment: Environment; restricted: boolean } | null {
+  const match = KEY_PATTERN.exec(value);
+  if (!match) return null;
+  const environment = match[2] as Environment;
+  const restricted = match[1] === 'rk';
+  if (restricted && environment === 'sandbox') return null;
+  return { environment, restricted };
+}
+
+export function hashKeyValue(pepper: Buffer, value: string): Buffer {
+  return hmacSha256(pepper, value);
+}
+
+export function sameHash(a: Buffer, b: Buffer): boolean {
+  return constantTimeEqual(a, b);
+}
+
+export const KEY_SECRET_LENGTH = SECRET_LENGTH;

@@ -1,0 +1,34 @@
+import type { Caller } from '../api-keys/present.ts';
+import { type AuditRow, createAuditQueries } from '../db/queries/audit.ts';
+import type { PageQuery } from '../pagination.ts';
+import type { Services } from '../services.ts';
+
+export type AuditQuery = PageQuery & {
+  action?: string;
+  actor_id?: string;
+  resource_type?: string;
+  since?: Date;
+  until?: Date;
+};
+
+export async function listAudit(services: Services, caller: Caller, query: AuditQuery) {
+  const filters = {
+    action: query.action,
+    actorId: query.actor_id,
+    resourceType: query.resource_type,
+    since: query.since,
+    until: query.until,
+  };
+  const window = services.paginator.open('audit', filters, query);
+  const rows = await createAuditQueries(services.db).list(
+    { workspaceId: caller.workspaceId, environment: caller.environment },
+    filters,
+    window,
+  );
+  return services.paginator.close('audit', filters, query, rows, presentAuditEntry);
+}
+
+function presentAuditEntry(row: AuditRow) {
+  const { environment: _environment, ...entry } = row;
+  return { ...entry, object: 'audit_entry' as const };
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+// Every setting comes from the environment, validated once here. Defaults are
+// the dev profile that `make up` runs; docs/configuration.md lists them all.
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positive = z.coerce.number().int().positive();
+
+const DEV_SECRET = 'valise-dev-secret-do-not-use-in-production-0000000000';
+
+const schema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    API_HOST: z.string().default('127.0.0.1'),
+    API_PORT: port.default(8080),
+    PUBLIC_BASE_URL: z.url().optional(),
+    DOCS_BASE_URL: z.url().default('https://docs.valise.dev'),
+    TRUST_PROXY: z.stringbool().default(false),
+    DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/valise'),
+    DATABASE_POOL_SIZE: positive.default(10),
+    REDIS_URL: z.string().default('redis://127.0.0.1:6379/0'),
+    REDIS_PREFIX: z.string().default('valise:'),
+    TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+    TEMPORAL_NAMESPACE: z.string().default('default'),
+    TEMPORAL_TASK_QUEUE: z.string().default('valise'),
+    S3_ENDPOINT: z.url().default('http://127.0.0.1:9000'),
+    S3_REGION: z.string().default('eu-west-1'),
+    S3_BUCKET: z.string().default('valise'),
+    S3_ACCESS_KEY_ID: z.string().default('valise'),
+    S3_SECRET_ACCESS_KEY: z.string().default('valise-dev-secret'),
+    CLAMD_HOST: z.string().default('127.0.0.1'),
+    CLAMD_PORT: port.default(3310),
+    SMTP_HOST: z.string().default('127.0.0.1'),
+    SMTP_PORT: port.default(1025),
+    MAIL_UI_PORT: port.default(1080),
+    MAIL_FROM: z.string().default('Valise <no-reply@valise.local>'),
+    VALISE_SECRET: z.string().min(32).optional(),
+    RATE_LIMIT_READ: positive.default(600),
+    RATE_LIMIT_WRITE: positive.default(120),
+    RATE_LIMIT_EXPENSIVE: positive.default(30),
+    RATE_LIMIT_PUBLIC: positive.default(120),
+    MAX_JSON_BODY_BYTES: positive.default(1024 * 1024),
+    API_KEY_ROTATION_GRACE_HOURS: z.coerce.number().positive().max(168).default(24),
+  })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'production' && !env.VALISE_SECRET) {
+      ctx.addIssue({ code: 'custom', path: ['VALISE_SECRET'], message: 'is required in production' });
+    }
+  });
+
+export type Config = ReturnType<typeof toConfig>;
+
+function toConfig(env: z.infer<typeof schema>) {
+  return {
+    env: env.NODE_ENV,
+    api: {
+      host: env.API_HOST,
+      port: env.API_PORT,
+      publicBaseUrl: env.PUBLIC_BASE_URL ?? `http://${env.API_HOST}:${env.API_PORT}`,
+      docsBaseUrl: env.DOCS_BASE_URL,
+      trustProxy: env.TRUST_PROXY,
+      maxJsonBodyBytes: env.MAX_JSON_BODY_BYTES,
+    },
+    database: { url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE },
+    redis: { url: env.REDIS_URL, prefix: env.REDIS_PREFIX },
+    temporal: {
+      address: env.TEMPORAL_ADDRESS,
+      namespace: env.TEMPORAL_NAMESPACE,
+      taskQueue: env.TEMPORAL_TASK_QUEUE,
+    },
+    s3: {
+      endpoint: env.S3_ENDPOINT,
+      region: env.S3_REGION,
+      bucket: env.S3_BUCKET,
+      accessKeyId: env.S3_ACCESS_KEY_ID,
+      secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+    },
+    clamd: { host: env.CLAMD_HOST, port: env.CLAMD_PORT },
+    smtp: { host: env.SMTP_HOST, port: env.SMTP_PORT, uiPort: env.MAIL_UI_PORT, from: env.MAIL_FROM },
+    secret: env.VALISE_SECRET ?? DEV_SECRET,
+    rateLimits: {
+      read: env.RATE_LIMIT_READ,
+      write: env.RATE_LIMIT_WRITE,
+      expensive: env.RATE_LIMIT_EXPENSIVE,
+      public: env.RATE_LIMIT_PUBLIC,
+    },
+    apiKeys: { rotationGraceHours: env.API_KEY_ROTATION_GRACE_HOURS },
+  };
+}
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
+    throw new Error(`Invalid configuration:\n${problems}`);
+  }
+  return toConfig(parsed.data);
+}

@@ -1,0 +1,48 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+
+// One operator secret (VALISE_SECRET) is stretched into independent keys, one
+// per purpose, so that no key does two jobs.
+export type KeyPurpose = 'api-key-hash' | 'cursor' | 'seal' | 'upload-token';
+
+export function deriveKey(secret: string, purpose: KeyPurpose): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, 'valise', `valise:${purpose}`, 32));
+}
+
+export function hmacSha256(key: Buffer, data: string | Buffer): Buffer {
+  return createHmac('sha256', key).update(data).digest();
+}
+
+export function constantTimeEqual(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Uniformly random base62 string (rejection sampling keeps it unbiased). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** AES-256-GCM sealing for small secrets kept in the database (TOTP seeds). */
+export function seal(key: Buffer, plaintext: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return ['v1', iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join(
+    '.',
+  );
+}
+
+export function unseal(key: Buffer, sealed: string): string {
+  const [version, iv, body, tag] = sealed.split('.');
+  if (version !== 'v1' || !iv || !body || !tag) throw new Error('Unrecognised sealed value');
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+}

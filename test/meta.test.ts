@@ -1,0 +1,57 @@
+import test from 'ava';
+import { startApi, type TestApi } from './helpers/api.ts';
+
+let api: TestApi;
+test.before(async () => {
+  api = await startApi();
+});
+test.after.always(() => api.close());
+
+test('GET /v1/welcome is public and describes the API', async (t) => {
+  const response = await api.call('GET', '/v1/welcome');
+  t.is(response.status, 200);
+  t.is(response.body.object, 'welcome');
+  t.is(response.body.api_version, '2026-05-14');
+  t.regex(response.body.openapi_url, /\/v1\/openapi\.json$/);
+  t.is(response.headers.get('x-service-api-version'), '2026-05-14');
+  t.regex(response.headers.get('x-request-id') ?? '', /^req_/);
+});
+
+test('GET /v1/me resolves the key into workspace, user, environment and scopes', async (t) => {
+  const ws = await api.workspace('Acme');
+  for (const environment of ['live', 'test', 'sandbox'] as const) {
+    const response = await api.call('GET', '/v1/me', { key: ws.keys[environment] });
+    t.is(response.status, 200);
+    t.is(response.body.workspace.id, ws.workspace_id);
+    t.is(response.body.workspace.name, 'Acme');
+    t.is(response.body.user.id, ws.user_id);
+    t.is(response.body.environment, environment);
+    t.is(response.body.api_key.key_type, 'full');
+    t.deepEqual(response.body.scopes, ['*']);
+  }
+});
+
+test('GET /v1/health reports every component of the real stack as up', async (t) => {
+  const response = await api.call('GET', '/v1/health');
+  t.is(response.status, 200, JSON.stringify(response.body));
+  t.is(response.body.status, 'ok');
+  t.deepEqual(Object.keys(response.body.components).sort(), [
+    'clamd',
+    'database',
+    'object_storage',
+    'redis',
+    'smtp',
+    'temporal',
+  ]);
+});
+
+test('GET /v1/openapi.json is an OpenAPI 3.1 document labelled 1.0.0 covering the routes', async (t) => {
+  const response = await api.call('GET', '/v1/openapi.json');
+  t.is(response.status, 200);
+  t.is(response.body.openapi, '3.1.0');
+  t.is(response.body.info.version, '1.0.0');
+  t.truthy(response.body.paths['/v1/api-keys'].post.requestBody);
+  t.is(response.body.paths['/v1/api-keys'].post['x-required-scope'], 'api_keys:manage');
+  t.truthy(response.body.paths['/v1/api-keys/{id}/rotate'].post);
+  t.truthy(response.body.paths['/v1/audit'].get.parameters.find((p: { name: string }) => p.name === 'since'));
+});

@@ -1,0 +1,2 @@
+export { endKeyRotationGrace } from './endKeyRotationGrace.ts';
+export { expireApiKey } from './expireApiKey.ts';
