@@ -1,4 +1,4 @@
-import type { DatabaseTransactionConnection } from 'slonik';
+import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import { unseal } from '../crypto/secrets.ts';
 import { verifyTotp } from '../crypto/totp.ts';
 import { type ApiKeyRow, createApiKeyQueries } from '../db/queries/api-keys.ts';
@@ -46,7 +46,7 @@ export async function createApiKey(services: Services, caller: Caller, input: Cr
     });
   }
   const scopes = resolveScopes(input.key_type, input.scopes);
-  await authoriseGrant(services, caller, input.key_type, scopes, input.mfa_code);
+  await authoriseGrant(services, services.db, caller, input.key_type, scopes, input.mfa_code);
   const expiresAt = input.expires_in_days === undefined ? null : new Date(Date.now() + input.expires_in_days * DAY_MS);
   const { value, displayPrefix } = generateKeyValue(environment, input.key_type);
 
@@ -98,7 +98,7 @@ export async function updateApiKey(services: Services, caller: Caller, id: strin
         });
       }
       const added = input.scopes.filter((s) => !current.scopes.includes(s));
-      await authoriseGrant(services, caller, 'restricted', added, input.mfa_code);
+      await authoriseGrant(services, tx, caller, 'restricted', added, input.mfa_code);
     }
     await keys.update(id, {
       name: input.name,
@@ -148,7 +148,7 @@ export async function rotateApiKey(
       throw apiError('validation_error', 'An expired key cannot be rotated.', { param: 'id' });
     }
     // Rotation mints a new value with the key's scopes: the same checks as creating it.
-    await authoriseGrant(services, caller, current.key_type, current.scopes, input.mfa_code);
+    await authoriseGrant(services, tx, caller, current.key_type, current.scopes, input.mfa_code);
     const validUntil = new Date(Date.now() + graceHours * HOUR_MS);
     const previous = await keys.startGrace(id, validUntil);
     const { value, displayPrefix } = generateKeyValue(current.environment, current.key_type);
@@ -184,6 +184,7 @@ function resolveScopes(keyType: KeyType, scopes: string[] | undefined): string[]
 /** A key never grants more than its creator holds, and sensitive scopes need a fresh TOTP code. */
 async function authoriseGrant(
   services: Services,
+  db: CommonQueryMethods,
   caller: Caller,
   keyType: KeyType,
   scopes: readonly string[],
@@ -197,7 +198,7 @@ async function authoriseGrant(
   }
   const sensitive = sensitiveScopesGranted(keyType, scopes);
   if (sensitive.length === 0) return;
-  const user = await createWorkspaceQueries(services.db).findUser(caller.workspaceId, caller.userId);
+  const user = await createWorkspaceQueries(db).findUser(caller.workspaceId, caller.userId);
   const secret = user?.mfa_secret_sealed ? unseal(services.keys.seal, user.mfa_secret_sealed) : null;
   if (!mfaCode || !secret || !verifyTotp(secret, mfaCode, Date.now())) {
     throw apiError(
