@@ -66,7 +66,12 @@ test('the full key value is returned once and never listed or fetched again', as
 test('a key cannot mint a key stronger than itself', async (t) => {
   const manager = await api.call('POST', '/v1/api-keys', {
     key: ws.keys.live,
-    body: { name: 'manager', key_type: 'restricted', scopes: ['api_keys:manage', 'transfers:read'], mfa_code: ws.mfa() },
+    body: {
+      name: 'manager',
+      key_type: 'restricted',
+      scopes: ['api_keys:manage', 'transfers:read'],
+      mfa_code: ws.mfa(),
+    },
   });
   const full = await api.call('POST', '/v1/api-keys', {
     key: manager.body.key,
@@ -105,7 +110,10 @@ test('creation validates its body: names, scopes, environments and IPs', async (
     [{ name: 'x', max_uses: 0 }, 'max_uses'],
   ];
   for (const [body, param] of cases) {
-    const response = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: { mfa_code: ws.mfa(), ...body } });
+    const response = await api.call('POST', '/v1/api-keys', {
+      key: ws.keys.live,
+      body: { mfa_code: ws.mfa(), ...body },
+    });
     t.is(response.status, 400, `${JSON.stringify(body)} → ${response.text}`);
     t.is(response.body.error.code, 'validation_error');
     t.is(response.body.error.param, param, JSON.stringify(body));
@@ -170,13 +178,21 @@ test('DELETE revokes with a reason, fires api_key.revoked once, and is repeatabl
   const again = await api.call('DELETE', `/v1/api-keys/${created.body.id}`, { key: ws.keys.live });
   t.is(again.status, 200);
   t.is(again.body.revocation_reason, 'suspicious_activity');
-  const fired = (await events('api_key.revoked')).filter((e) => (e.data.api_key as { id: string }).id === created.body.id);
+  const fired = (await events('api_key.revoked')).filter(
+    (e) => (e.data.api_key as { id: string }).id === created.body.id,
+  );
   t.is(fired.length, 1);
   t.is(fired[0]?.data.reason, 'suspicious_activity');
   t.false(JSON.stringify(fired[0]?.data).includes(created.body.key));
-  const bad = await api.call('DELETE', `/v1/api-keys/${created.body.id}`, { key: ws.keys.live, body: { reason: 'bored' } });
+  const bad = await api.call('DELETE', `/v1/api-keys/${created.body.id}`, {
+    key: ws.keys.live,
+    body: { reason: 'bored' },
+  });
   t.is(bad.status, 400);
-  const revive = await api.call('PATCH', `/v1/api-keys/${created.body.id}`, { key: ws.keys.live, body: { is_active: true } });
+  const revive = await api.call('PATCH', `/v1/api-keys/${created.body.id}`, {
+    key: ws.keys.live,
+    body: { is_active: true },
+  });
   t.is(revive.status, 400, 'a revoked key stays revoked');
 });
 
@@ -202,7 +218,10 @@ test('rotation returns a new value once; the old value works through the grace p
   t.is(old.status, 401);
   t.is(old.body.error.code, 'expired_api_key');
   t.is((await api.call('GET', '/v1/me', { key: rotated.body.key })).status, 200);
-  t.is((await events('api_key.rotated')).filter((e) => (e.data.api_key as { id: string }).id === created.body.id).length, 1);
+  t.is(
+    (await events('api_key.rotated')).filter((e) => (e.data.api_key as { id: string }).id === created.body.id).length,
+    1,
+  );
   await eventually(async () => {
     const audit = await api.call('GET', '/v1/audit?action=api_key.rotation_grace_ended', { key: ws.keys.live });
     return audit.body.data.find((e: { resource_id: string }) => e.resource_id === created.body.id);
@@ -232,7 +251,9 @@ test('creating a key records api_key.created without the key value', async (t) =
     key: ws.keys.live,
     body: { name: 'evented', key_type: 'restricted', scopes: ['transfers:read'] },
   });
-  const fired = (await events('api_key.created')).find((e) => (e.data.api_key as { id: string }).id === created.body.id);
+  const fired = (await events('api_key.created')).find(
+    (e) => (e.data.api_key as { id: string }).id === created.body.id,
+  );
   t.truthy(fired);
   t.regex(fired?.id ?? '', /^evt_/);
   t.false(JSON.stringify(fired?.data).includes(created.body.key));

@@ -16,7 +16,12 @@ async function createKey(body: Record<string, unknown>, key = ws.keys.live) {
   return response.body as { id: string; key: string; key_prefix: string };
 }
 
-function assertError(t: import('ava').ExecutionContext, response: { status: number; body: any }, status: number, code: string) {
+function assertError(
+  t: import('ava').ExecutionContext,
+  response: { status: number; body: any },
+  status: number,
+  code: string,
+) {
   t.is(response.status, status, JSON.stringify(response.body));
   t.is(response.body?.error?.code, code);
   t.is(typeof response.body.error.message, 'string');
@@ -29,7 +34,14 @@ test('no Authorization header gives 401 missing_api_key', async (t) => {
 
 test('malformed, non-Bearer and unknown keys give 401 invalid_api_key', async (t) => {
   const unknown = `svc_live_${'A'.repeat(40)}`;
-  for (const header of ['Basic abc', 'Bearer', 'Bearer nope', `Bearer ${unknown}`, `Bearer svc_live_short`, `Bearer svc_rk_sandbox_${'a'.repeat(40)}`]) {
+  for (const header of [
+    'Basic abc',
+    'Bearer',
+    'Bearer nope',
+    `Bearer ${unknown}`,
+    `Bearer svc_live_short`,
+    `Bearer svc_rk_sandbox_${'a'.repeat(40)}`,
+  ]) {
     assertError(t, await api.call('GET', '/v1/me', { headers: { authorization: header } }), 401, 'invalid_api_key');
   }
 });
@@ -87,7 +99,10 @@ test('the `*` wildcard scope satisfies any route scope', async (t) => {
 test('a revoked key gives 401 revoked_api_key at once', async (t) => {
   const created = await createKey({ name: 'to revoke' });
   t.is((await api.call('GET', '/v1/me', { key: created.key })).status, 200);
-  const revoked = await api.call('DELETE', `/v1/api-keys/${created.id}`, { key: ws.keys.live, body: { reason: 'compromised' } });
+  const revoked = await api.call('DELETE', `/v1/api-keys/${created.id}`, {
+    key: ws.keys.live,
+    body: { reason: 'compromised' },
+  });
   t.is(revoked.status, 200);
   assertError(t, await api.call('GET', '/v1/me', { key: created.key }), 401, 'revoked_api_key');
 });

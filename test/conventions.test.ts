@@ -1,0 +1,276 @@
+import test from 'ava';
+import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+
+let api: TestApi;
+let ws: TestWorkspace;
+test.before(async () => {
+  api = await startApi({ MAX_JSON_BODY_BYTES: String(64 * 1024) });
+  ws = await api.workspace('Conventions');
+});
+test.after.always(() => api.close());
+
+const restricted = (name: string) => ({ name, key_type: 'restricted', scopes: ['transfers:read'] });
+
+test('every response carries X-Request-Id and X-Service-Api-Version, errors included', async (t) => {
+  for (const response of [
+    await api.call('GET', '/v1/welcome'),
+    await api.call('GET', '/v1/me'),
+    await api.call('GET', '/v1/nowhere', { key: ws.keys.live }),
+  ]) {
+    t.regex(response.headers.get('x-request-id') ?? '', /^req_[\w-]{16}$/);
+    t.is(response.headers.get('x-service-api-version'), '2026-05-14');
+  }
+  const error = await api.call('GET', '/v1/me');
+  t.is(error.body.error.request_id, error.headers.get('x-request-id'));
+  t.deepEqual(Object.keys(error.body.error).sort(), ['code', 'doc_url', 'message', 'param', 'request_id']);
+  t.regex(error.body.error.doc_url, /errors#missing_api_key$/);
+});
+
+test('routes answer under both /v1/… and the bare path', async (t) => {
+  const prefixed = await api.call('GET', '/v1/me', { key: ws.keys.live });
+  const bare = await api.call('GET', '/me', { key: ws.keys.live });
+  t.is(bare.status, 200);
+  t.deepEqual(bare.body, prefixed.body);
+  t.is((await api.call('GET', '/welcome?x=1')).status, 200);
+});
+
+test('unknown routes and methods give 404 not_found in the envelope', async (t) => {
+  for (const [method, path] of [
+    ['GET', '/v1/does-not-exist'],
+    ['PUT', '/v1/me'],
+    ['GET', '/'],
+  ] as const) {
+    const response = await api.call(method, path, { key: ws.keys.live });
+    t.is(response.status, 404, `${method} ${path}`);
+    t.is(response.body.error.code, 'not_found');
+  }
+});
+
+test('CORS: preflight is answered and custom headers are exposed', async (t) => {
+  const preflight = await fetch(`${api.url}/v1/api-keys`, {
+    method: 'OPTIONS',
+    headers: {
+      origin: 'https://app.example',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, content-type, idempotency-key',
+    },
+  });
+  t.is(preflight.status, 200);
+  t.truthy(preflight.headers.get('access-control-allow-origin'));
+  t.regex(preflight.headers.get('access-control-allow-headers') ?? '', /Idempotency-Key/i);
+  const simple = await fetch(`${api.url}/v1/welcome`, { headers: { origin: 'https://app.example' } });
+  t.regex(simple.headers.get('access-control-expose-headers') ?? '', /X-Request-Id/);
+});
+
+test('malformed JSON gives 400 validation_error, oversized bodies 413, wrong content types 415', async (t) => {
+  const malformed = await api.call('POST', '/v1/api-keys', {
+    key: ws.keys.live,
+    rawBody: '{"name": ',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.is(malformed.status, 400);
+  t.is(malformed.body.error.code, 'validation_error');
+  const huge = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: { name: 'x'.repeat(70 * 1024) } });
+  t.is(huge.status, 413);
+  t.is(huge.body.error.code, 'validation_error');
+  const form = await api.call('POST', '/v1/api-keys', {
+    key: ws.keys.live,
+    rawBody: 'name=x',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  t.is(form.status, 415);
+  t.is(form.body.error.code, 'validation_error');
+});
+
+test('validation errors name the offending field in param', async (t) => {
+  const badId = await api.call('GET', '/v1/api-keys/not-a-uuid', { key: ws.keys.live });
+  t.is(badId.status, 400);
+  t.is(badId.body.error.param, 'id');
+  const badQuery = await api.call('GET', '/v1/audit?since=yesterday', { key: ws.keys.live });
+  t.is(badQuery.status, 400);
+  t.is(badQuery.body.error.param, 'since');
+  const unknownField = await api.call('POST', '/v1/api-keys', {
+    key: ws.keys.live,
+    body: { ...restricted('x'), colour: 'blue' },
+  });
+  t.is(unknownField.status, 400);
+  t.is(unknownField.body.error.param, 'colour');
+});
+
+test('pagination: limit is clamped, has_more and next_cursor walk every item once, newest first', async (t) => {
+  const own = await api.workspace('Paging');
+  const ids: string[] = [];
+  for (let i = 0; i < 7; i++) {
+    const created = await api.call('POST', '/v1/api-keys', { key: own.keys.test, body: restricted(`k${i}`) });
+    ids.push(created.body.id);
+  }
+  // The bootstrap key is the oldest test key.
+  const zero = await api.call('GET', '/v1/api-keys?limit=0', { key: own.keys.test });
+  t.is(zero.status, 200);
+  t.is(zero.body.limit, 1);
+  t.is(zero.body.data.length, 1);
+  const big = await api.call('GET', '/v1/api-keys?limit=100000', { key: own.keys.test });
+  t.is(big.body.limit, 100);
+  t.is(big.body.data.length, 8);
+  t.false(big.body.has_more);
+  t.is(big.body.next_cursor, null);
+  const negative = await api.call('GET', '/v1/api-keys?limit=-5', { key: own.keys.test });
+  t.is(negative.body.limit, 1);
+
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const query: string = cursor ? `limit=3&cursor=${encodeURIComponent(cursor)}` : 'limit=3';
+    const page = await api.call('GET', `/v1/api-keys?${query}`, { key: own.keys.test });
+    t.is(page.body.object, 'list');
+    seen.push(...page.body.data.map((k: { id: string }) => k.id));
+    cursor = page.body.next_cursor;
+    t.is(page.body.has_more, cursor !== null);
+    pages++;
+    // Inserts while paging must not shift later pages.
+    if (pages === 1) await api.call('POST', '/v1/api-keys', { key: own.keys.test, body: restricted('late') });
+  } while (cursor);
+  t.is(pages, 3);
+  t.deepEqual(seen.slice(0, 7), [...ids].reverse());
+  t.is(new Set(seen).size, 8);
+});
+
+test('pagination: legacy offset works; cursors are bound to their list and filters and cannot be forged', async (t) => {
+  const own = await api.workspace('Cursors');
+  for (let i = 0; i < 3; i++) await api.call('POST', '/v1/api-keys', { key: own.keys.live, body: restricted(`o${i}`) });
+  const all = await api.call('GET', '/v1/api-keys?limit=100', { key: own.keys.live });
+  const offset = await api.call('GET', '/v1/api-keys?limit=2&offset=1', { key: own.keys.live });
+  t.is(offset.body.offset, 1);
+  t.deepEqual(
+    offset.body.data.map((k: { id: string }) => k.id),
+    all.body.data.slice(1, 3).map((k: { id: string }) => k.id),
+  );
+
+  const first = await api.call('GET', '/v1/api-keys?limit=1', { key: own.keys.live });
+  const cursor = encodeURIComponent(first.body.next_cursor);
+  const otherList = await api.call('GET', `/v1/audit?cursor=${cursor}`, { key: own.keys.live });
+  t.is(otherList.status, 400);
+  t.is(otherList.body.error.param, 'cursor');
+
+  const auditPage = await api.call('GET', '/v1/audit?limit=1&action=api_key.create', { key: own.keys.live });
+  const auditCursor = encodeURIComponent(auditPage.body.next_cursor);
+  const otherFilter = await api.call('GET', `/v1/audit?limit=1&action=api_key.update&cursor=${auditCursor}`, {
+    key: own.keys.live,
+  });
+  t.is(otherFilter.status, 400);
+  t.is(otherFilter.body.error.code, 'validation_error');
+  const sameFilter = await api.call('GET', `/v1/audit?limit=1&action=api_key.create&cursor=${auditCursor}`, {
+    key: own.keys.live,
+  });
+  t.is(sameFilter.status, 200);
+
+  const [payload] = (first.body.next_cursor as string).split('.');
+  const forged = `${payload}.AAAAAAAAAAAAAAAAAAAAAA`;
+  const tampered = await api.call('GET', `/v1/api-keys?cursor=${encodeURIComponent(forged)}`, { key: own.keys.live });
+  t.is(tampered.status, 400);
+  for (const junk of ['garbage', '..', 'a.b.c', '%F0%9F%92%A9']) {
+    const response = await api.call('GET', `/v1/api-keys?cursor=${junk}`, { key: own.keys.live });
+    t.is(response.status, 400, junk);
+  }
+  const both = await api.call('GET', `/v1/api-keys?cursor=${cursor}&offset=2`, { key: own.keys.live });
+  t.is(both.status, 400);
+});
+
+test('idempotency: same key and body replays the stored response with the replay header', async (t) => {
+  const headers = { 'idempotency-key': `replay-${Date.now()}` };
+  const first = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: restricted('once'), headers });
+  const second = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: restricted('once'), headers });
+  t.is(first.status, 201);
+  t.is(second.status, 201);
+  t.is(first.headers.get('x-service-idempotent-replay'), null);
+  t.is(second.headers.get('x-service-idempotent-replay'), 'true');
+  t.deepEqual(second.body, first.body);
+});
+
+test('idempotency: the same key with a different body gives 409 idempotency_conflict', async (t) => {
+  const headers = { 'idempotency-key': `conflict-${Date.now()}` };
+  await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: restricted('a'), headers });
+  const other = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: restricted('b'), headers });
+  t.is(other.status, 409);
+  t.is(other.body.error.code, 'idempotency_conflict');
+});
+
+test('idempotency: 50 parallel identical requests create exactly one key', async (t) => {
+  const own = await api.workspace('Burst');
+  const headers = { 'idempotency-key': `burst-${Date.now()}` };
+  const responses = await Promise.all(
+    Array.from({ length: 50 }, () =>
+      api.call('POST', '/v1/api-keys', { key: own.keys.live, body: restricted('burst'), headers }),
+    ),
+  );
+  t.true(responses.every((r) => r.status === 201));
+  t.is(new Set(responses.map((r) => r.body.id)).size, 1);
+  t.is(responses.filter((r) => r.headers.get('x-service-idempotent-replay') === 'true').length, 49);
+  const list = await api.call('GET', '/v1/api-keys?limit=100', { key: own.keys.live });
+  t.is(list.body.data.filter((k: { name: string }) => k.name === 'burst').length, 1);
+});
+
+test('idempotency: keys outside 8 to 255 characters are rejected; keys are scoped per environment', async (t) => {
+  for (const key of ['short', 'x'.repeat(256)]) {
+    const response = await api.call('POST', '/v1/api-keys', {
+      key: ws.keys.live,
+      body: restricted('x'),
+      headers: { 'idempotency-key': key },
+    });
+    t.is(response.status, 400);
+    t.is(response.body.error.param, 'Idempotency-Key');
+  }
+  const headers = { 'idempotency-key': `per-env-${Date.now()}` };
+  const live = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: restricted('env'), headers });
+  const testEnv = await api.call('POST', '/v1/api-keys', { key: ws.keys.test, body: restricted('env'), headers });
+  t.is(testEnv.headers.get('x-service-idempotent-replay'), null);
+  t.not(live.body.id, testEnv.body.id);
+});
+
+test('idempotency: a failed request frees its key so the corrected request can use it', async (t) => {
+  const headers = { 'idempotency-key': `mfa-retry-${Date.now()}` };
+  const refused = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: { name: 'needs mfa' }, headers });
+  t.is(refused.status, 401);
+  const accepted = await api.call('POST', '/v1/api-keys', {
+    key: ws.keys.live,
+    body: { name: 'needs mfa', mfa_code: ws.mfa() },
+    headers,
+  });
+  t.is(accepted.status, 201);
+});
+
+test('rate limits: headers on every authenticated response, 429 with Retry-After past the quota', async (t) => {
+  // Windows are fixed minutes: start well inside one so the counts cannot reset mid-test.
+  const intoWindow = Date.now() % 60_000;
+  if (intoWindow > 55_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoWindow));
+  const limited = await startApi({ RATE_LIMIT_READ: '3', RATE_LIMIT_PUBLIC: '2' });
+  t.teardown(() => limited.close());
+  const own = await limited.workspace('Limited');
+  const responses = [];
+  for (let i = 0; i < 4; i++) responses.push(await limited.call('GET', '/v1/me', { key: own.keys.live }));
+  t.deepEqual(
+    responses.map((r) => r.status),
+    [200, 200, 200, 429],
+  );
+  t.deepEqual(
+    responses.map((r) => r.headers.get('x-ratelimit-remaining')),
+    ['2', '1', '0', '0'],
+  );
+  const [first] = responses;
+  t.is(first?.headers.get('x-ratelimit-limit'), '3');
+  t.is(first?.headers.get('x-ratelimit-policy'), '3;w=60');
+  const reset = Number(first?.headers.get('x-ratelimit-reset'));
+  t.true(reset > Date.now() / 1000 && reset <= Date.now() / 1000 + 60);
+  const refused = responses[3];
+  t.is(refused?.body.error.code, 'rate_limited');
+  const retryAfter = Number(refused?.headers.get('retry-after'));
+  t.true(retryAfter >= 1 && retryAfter <= 60);
+  // Writes draw from their own class; the test environment has its own budget.
+  const write = await limited.call('POST', '/v1/api-keys', { key: own.keys.live, body: restricted('w') });
+  t.is(write.status, 201);
+  t.is((await limited.call('GET', '/v1/me', { key: own.keys.test })).status, 200);
+  const publicCalls = [];
+  for (let i = 0; i < 3; i++) publicCalls.push((await limited.call('GET', '/v1/welcome')).status);
+  t.deepEqual(publicCalls, [200, 200, 429]);
+});

@@ -1,0 +1,64 @@
+import test from 'ava';
+import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+
+let api: TestApi;
+let acme: TestWorkspace;
+let globex: TestWorkspace;
+test.before(async () => {
+  api = await startApi();
+  acme = await api.workspace('Acme');
+  globex = await api.workspace('Globex');
+});
+test.after.always(() => api.close());
+
+const restricted = { name: 'isolated', key_type: 'restricted', scopes: ['transfers:read'] };
+
+async function liveKeyId(ws: TestWorkspace) {
+  const created = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: restricted });
+  return created.body.id as string;
+}
+
+test('a test or sandbox key reading a live key gets 404 on every key route', async (t) => {
+  const id = await liveKeyId(acme);
+  for (const key of [acme.keys.test, acme.keys.sandbox]) {
+    const attempts = [
+      await api.call('GET', `/v1/api-keys/${id}`, { key }),
+      await api.call('PATCH', `/v1/api-keys/${id}`, { key, body: { name: 'hijack' } }),
+      await api.call('DELETE', `/v1/api-keys/${id}`, { key }),
+      await api.call('POST', `/v1/api-keys/${id}/rotate`, { key, body: { mfa_code: acme.mfa() } }),
+    ];
+    for (const response of attempts) {
+      t.is(response.status, 404);
+      t.is(response.body.error.code, 'not_found');
+    }
+  }
+  const untouched = await api.call('GET', `/v1/api-keys/${id}`, { key: acme.keys.live });
+  t.is(untouched.body.name, 'isolated');
+  t.is(untouched.body.revoked_at, null);
+});
+
+test('another workspace gets 404 for a key id and never sees it in lists', async (t) => {
+  const id = await liveKeyId(acme);
+  const attempts = [
+    await api.call('GET', `/v1/api-keys/${id}`, { key: globex.keys.live }),
+    await api.call('PATCH', `/v1/api-keys/${id}`, { key: globex.keys.live, body: { is_active: false } }),
+    await api.call('DELETE', `/v1/api-keys/${id}`, { key: globex.keys.live }),
+  ];
+  for (const response of attempts) t.is(response.status, 404);
+  const list = await api.call('GET', '/v1/api-keys?limit=100', { key: globex.keys.live });
+  t.false(list.body.data.some((k: { id: string }) => k.id === id));
+  t.true(list.body.data.every((k: { environment: string }) => k.environment === 'live'));
+});
+
+test('lists and the audit log are per environment', async (t) => {
+  const id = await liveKeyId(acme);
+  const testList = await api.call('GET', '/v1/api-keys?limit=100', { key: acme.keys.test });
+  t.false(testList.body.data.some((k: { id: string }) => k.id === id));
+  t.true(testList.body.data.every((k: { environment: string }) => k.environment === 'test'));
+  const sandboxAudit = await api.call('GET', '/v1/audit?limit=500', { key: acme.keys.sandbox });
+  t.false(sandboxAudit.body.data.some((e: { resource_id: string }) => e.resource_id === id));
+  const liveAudit = await api.call('GET', '/v1/audit?limit=500', { key: acme.keys.live });
+  t.true(liveAudit.body.data.some((e: { resource_id: string }) => e.resource_id === id));
+  const otherAudit = await api.call('GET', '/v1/audit?limit=500', { key: globex.keys.live });
+  t.false(otherAudit.body.data.some((e: { workspace_id: string }) => e.workspace_id !== globex.workspace_id));
+});
