@@ -15,6 +15,11 @@ export function createIdempotencyQueries(db: CommonQueryMethods) {
   return {
     /** Claims the key for this request; false when another request holds or held it. */
     async claim(tenant: Tenant, key: string, fingerprint: string): Promise<boolean> {
+      // Keys are remembered for 24 hours; the tenant's older records go first.
+      await db.query(sql.typeAlias('void')`
+        DELETE FROM idempotency_records
+        WHERE workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment}
+          AND created_at < now() - interval '24 hours'`);
       const claimed = await db.maybeOneFirst(sql.type(z.object({ claimed: z.boolean() }))`
         INSERT INTO idempotency_records (workspace_id, environment, idempotency_key, request_fingerprint, state)
         VALUES (${tenant.workspaceId}, ${tenant.environment}, ${key}, ${fingerprint}, 'in_progress')
