@@ -1,7 +1,7 @@
 import type Boom from '@hapi/boom';
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import type { ValidationError } from 'joi';
-import { type ApiErrorData, apiError, type ErrorCode } from '../lib/errors.ts';
+import { type ApiErrorData, apiError, ERROR_STATUS, type ErrorCode } from '../lib/errors.ts';
 
 // The one place an error becomes the spec's envelope. Handlers throw Boom
 // (usually via apiError); anything else is turned into a safe 4xx or a
@@ -19,7 +19,9 @@ export type ErrorEnvelope = {
 };
 
 export function renderError(error: Boom.Boom, requestId: string, docsBaseUrl: string) {
-  const data = error.data as Partial<ApiErrorData> | null;
+  // Only errors made by apiError carry our data; hapi's own (payload parsing,
+  // decompression) may carry arbitrary objects that must not leak through.
+  const data = isApiErrorData(error.data) ? error.data : null;
   const status = error.output.statusCode;
   const code = data?.code ?? codeForStatus(status);
   const message =
@@ -37,6 +39,14 @@ export function renderError(error: Boom.Boom, requestId: string, docsBaseUrl: st
     },
   };
   return { status, body, headers: data?.headers ?? {} };
+}
+
+function isApiErrorData(data: unknown): data is ApiErrorData {
+  return (
+    typeof data === 'object' &&
+    data !== null &&
+    Object.hasOwn(ERROR_STATUS, (data as { code?: unknown }).code as string)
+  );
 }
 
 function codeForStatus(status: number): ErrorCode {

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # (variables are for the scripts that source this)
 # Shared by the stack scripts (sourced, not run): repo paths, Node 24 first on
 # PATH, per-profile ports and pid-file helpers.
 

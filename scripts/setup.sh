@@ -4,6 +4,7 @@
 # there is no other way to get them here), and clamd. Re-running it is cheap:
 # whatever is present at the right version is skipped.
 set -euo pipefail
+# shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
@@ -14,6 +15,8 @@ TEMPORAL_VERSION=v1.5.1 # v1.9.x cannot be go-installed (its go.mod replaces ./c
 MINIO_PKG=github.com/minio/minio
 # MinIO's release tags are not semver; this pseudo-version pins the commit.
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+GO_BUILD_TIMEOUT=${GO_BUILD_TIMEOUT:-900} # seconds per attempt (cold parallel builds take ~10 min on 2 cores)
+mkdir -p "$BIN" "$BUILD_LOGS"
 
 install_node() {
   if [ -x "$NODE_BIN/node" ] && [[ "$("$NODE_BIN/node" --version)" == v24.* ]]; then return; fi
@@ -26,8 +29,14 @@ install_node_modules() {
   # npm ci rewrites node_modules/.package-lock.json: older than the lock file
   # means someone changed dependencies since the last install.
   if [ -d node_modules ] && [ ! package-lock.json -nt node_modules/.package-lock.json ]; then return; fi
-  log "setup: npm ci (Node $(node --version))"
-  npm ci
+  log "setup: npm ci (Node $(node --version), log .cache/logs/setup-npm.log)"
+  npm ci >>"$BUILD_LOGS/setup-npm.log" 2>&1 && return
+  # A lock file written here lacks the other platforms' optional binaries
+  # (@biomejs/cli-darwin-*, @swc/core-win32-*...), which this registry does not
+  # serve, and npm ci rejects such a lock as out of sync. npm install --no-save
+  # installs the same locked versions and leaves package-lock.json untouched.
+  log "setup: npm ci failed (see its log); trying npm install --no-save"
+  npm install --no-save
 }
 
 # Version that go install stamped into a binary ("" if it is missing).
@@ -37,15 +46,19 @@ built_version() { go version -m "$1" 2>/dev/null | awk '$1 == "mod" { print $3 }
 # answer, and an identical retry then succeeds in seconds, so each attempt is
 # bounded. A retry reuses what the previous one downloaded and compiled.
 go_build() {
-  local name=$1 pkg=$2 version=$3 attempt start=$SECONDS
+  local name=$1 pkg=$2 version=$3 attempt status start=$SECONDS
   local logfile="$BUILD_LOGS/setup-$name.log"
   [ "$(built_version "$BIN/$name")" = "$version" ] && return 0
   for attempt in 1 2 3; do
     log "setup: building $name $version (attempt $attempt/3, log ${logfile#"$ROOT"/})"
-    if GOBIN="$BIN" timeout --kill-after=30 600 go install "$pkg@$version" >>"$logfile" 2>&1; then
+    status=0
+    GOBIN="$BIN" timeout --kill-after=30 "$GO_BUILD_TIMEOUT" go install "$pkg@$version" >>"$logfile" 2>&1 || status=$?
+    if [ "$status" -eq 0 ]; then
       log "setup: $name built in $((SECONDS - start)) s"
       return 0
     fi
+    [ "$status" -eq 124 ] && status="timeout after $GO_BUILD_TIMEOUT s"
+    echo "setup: attempt $attempt failed ($status)" | tee -a "$logfile" >&2
   done
   log "error: could not build $name; last lines of $logfile:"
   tail -n 15 "$logfile" >&2
@@ -61,7 +74,6 @@ install_clamd() {
   apt-get install -y clamav-daemon >>"$BUILD_LOGS/setup-apt.log" 2>&1
 }
 
-mkdir -p "$BIN" "$BUILD_LOGS"
 install_node
 install_node_modules
 command -v go >/dev/null || die "go is not installed (needed once to build temporal and minio)"

@@ -4,6 +4,7 @@
 # its pid and log under .data/<profile>/. Postgres and Redis are machine
 # services and are not managed here.
 set -euo pipefail
+# shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 usage() { die "usage: scripts/stack.sh start|stop|status dev|test"; }
@@ -54,7 +55,9 @@ launch_clamd() {
   [ -x "$CLAMD" ] || die "clamd is missing; run scripts/setup.sh (apt-get install clamav-daemon)"
   mkdir -p "$DATA/clamd-tmp"
   # No User line: clamd runs as whoever starts the stack. No LocalSocket: the
-  # app talks TCP. The limits are clamd's defaults raised for our uploads:
+  # app talks TCP. LogFile is clamd's own log (scan results included); its
+  # console output, startup errors first, goes to logs/clamd.log.
+  # The limits are clamd's defaults (25M, 100M, 400M) raised for our uploads:
   # StreamMaxLength caps one INSTREAM upload (clamd drops the connection past
   # it), MaxFileSize is the largest file scanned (bigger files are skipped),
   # MaxScanSize the total bytes scanned per file including archive contents.
@@ -85,6 +88,7 @@ launch_maildev() {
   # parent folder, and no MAILDEV_* variable gets through: nothing may turn on
   # relaying of captured mail to the outside world. Our own mail directory:
   # the default /tmp/maildev would be shared (and emptied) by both profiles.
+  [ -x "$ROOT/node_modules/.bin/maildev" ] || die "maildev is missing from node_modules; run scripts/setup.sh"
   echo '{}' >"$DATA/maildev.json"
   local var
   for var in $(compgen -e | grep '^MAILDEV_' || true); do unset "$var"; done
@@ -121,9 +125,8 @@ ensure_bucket() {
 }
 
 start() {
-  local name port started=()
+  local name port todo=()
   mkdir -p "$PIDS" "$LOGS"
-  # Launch everything first, then wait: startups overlap.
   for name in "${COMPONENTS[@]}"; do
     if pid_of "$name" >/dev/null; then
       log "$name: already running"
@@ -132,10 +135,11 @@ start() {
     for port in $(ports_of "$name"); do
       if port_open "$port"; then die "$name: port $port on 127.0.0.1 is taken by another process"; fi
     done
-    "launch_$name"
-    started+=("$name")
+    todo+=("$name")
   done
-  for name in "${started[@]}"; do
+  # Launch everything, then wait: the startups overlap.
+  for name in "${todo[@]}"; do "launch_$name"; done
+  for name in "${todo[@]}"; do
     wait_healthy "$name" 90
     log "$name: up (ports $(ports_of "$name"))"
   done

@@ -5,6 +5,7 @@
 # The last line on stdout is always "tests: N passed, M failed", and the exit
 # status is non-zero whenever M is not 0.
 set -euo pipefail
+# shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 load_profile test

@@ -3,6 +3,7 @@
 # background and the API in the foreground. Ctrl-C or SIGTERM stops the API,
 # the worker and every stack component (make down does the same from outside).
 set -euo pipefail
+# shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 load_profile dev

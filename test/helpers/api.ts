@@ -31,7 +31,6 @@ export type CallOptions = {
   headers?: Record<string, string>;
 };
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies by path and assert on them.
 export type ApiResponse = { status: number; headers: Headers; body: any; text: string };
 
 export type TestWorkspace = BootstrapResult & { mfa: () => string };

@@ -14,7 +14,7 @@ const auditEntry = Joi.object({
   resource_type: Joi.string().allow(null).required(),
   resource_id: Joi.string().allow(null).required(),
   ip_address: Joi.string().allow(null).required(),
-  user_agent: Joi.string().allow(null).required(),
+  user_agent: Joi.string().allow(null, '').required(),
   country_code: Joi.string().allow(null).required(),
   status: Joi.string().valid('success', 'failure').required(),
   request_id: Joi.string().allow(null).required(),
