@@ -19,6 +19,14 @@ export type ErrorEnvelope = {
 };
 
 export function renderError(error: Boom.Boom, requestId: string, docsBaseUrl: string) {
+  if (isDatabaseDataException(error)) {
+    // Schemas should stop such input first; if one slips through, it is still the client's input.
+    return renderError(
+      apiError('validation_error', 'A value in the request is out of range or cannot be stored.'),
+      requestId,
+      docsBaseUrl,
+    );
+  }
   // Only errors made by apiError carry our data; hapi's own (payload parsing,
   // decompression) may carry arbitrary objects that must not leak through.
   const data = isApiErrorData(error.data) ? error.data : null;
@@ -39,6 +47,15 @@ export function renderError(error: Boom.Boom, requestId: string, docsBaseUrl: st
     },
   };
   return { status, body, headers: data?.headers ?? {} };
+}
+
+/** PostgreSQL class 22, "data exception": bad input that reached the database. */
+function isDatabaseDataException(error: Error): boolean {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return true;
+  }
+  return false;
 }
 
 function isApiErrorData(data: unknown): data is ApiErrorData {

@@ -3,9 +3,18 @@ import { SCOPES } from '../lib/api-keys/scopes.ts';
 
 // Schemas shared by several routes. Route-specific ones live beside their route.
 
+/**
+ * Free text from clients. PostgreSQL cannot store NUL in text, so it is
+ * refused here, at the edge, rather than failing deep in a query.
+ */
+export const text = Joi.string()
+  .pattern(/\u0000/, { invert: true, name: 'no NUL characters' })
+  .messages({ 'string.pattern.invert.name': '{{#label}} must not contain NUL characters' });
+
 export const id = Joi.string().guid({ version: ['uuidv4', 'uuidv7', 'uuidv8'], separator: '-' });
 export const idParams = Joi.object({ id: id.required() });
-export const timestamp = Joi.date().iso();
+// Bounded to what PostgreSQL's timestamptz can hold (and what makes sense).
+export const timestamp = Joi.date().iso().min('1970-01-01T00:00:00Z').max('9999-12-31T23:59:59Z');
 export const scope = Joi.string().valid(...SCOPES);
 
 /** Pagination query: out-of-range limits are clamped, not rejected (spec: list endpoints). */
@@ -16,7 +25,7 @@ export function pageQuery(maxLimit = 100, defaultLimit = 20) {
       .unsafe()
       .default(defaultLimit)
       .custom((value: number) => Math.min(maxLimit, Math.max(1, value))),
-    cursor: Joi.string().max(1024),
+    cursor: text.max(1024),
     offset: Joi.number().integer().min(0).max(1_000_000),
   };
 }

@@ -95,6 +95,15 @@ test('validation errors name the offending field in param', async (t) => {
   });
   t.is(unknownField.status, 400);
   t.is(unknownField.body.error.param, 'colour');
+  const nul = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: restricted('a\u0000b') });
+  t.is(nul.status, 400);
+  t.is(nul.body.error.param, 'name');
+  const ancient = await api.call('GET', '/v1/audit?since=-271821-04-20T00%3A00%3A00Z', { key: ws.keys.live });
+  t.is(ancient.status, 400);
+  t.is(ancient.body.error.param, 'since');
+  const nulFilter = await api.call('GET', '/v1/audit?action=a%00b', { key: ws.keys.live });
+  t.is(nulFilter.status, 400);
+  t.is(nulFilter.body.error.param, 'action');
 });
 
 test('pagination: limit is clamped, has_more and next_cursor walk every item once, newest first', async (t) => {

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { isIpOrCidr } from '../../../lib/net/ip-allow-list.ts';
-import { id, listEnvelope, scope, timestamp } from '../../schemas.ts';
+import { id, listEnvelope, scope, text, timestamp } from '../../schemas.ts';
 
 const ipEntry = Joi.string()
   .max(64)
@@ -9,12 +9,12 @@ const ipEntry = Joi.string()
   })
   .messages({ 'string.ipOrCidr': '{{#label}} must be an IP address or CIDR range' });
 
-export const name = Joi.string().trim().min(1).max(100);
-export const description = Joi.string().trim().allow('').max(500);
+export const name = text.trim().min(1).max(100);
+export const description = text.trim().allow('').max(500);
 export const scopes = Joi.array().items(scope).min(1).max(64).unique();
 export const allowedIps = Joi.array().items(ipEntry).max(100).unique();
 export const maxUses = Joi.number().integer().min(1).max(2_147_483_647);
-export const mfaCode = Joi.string().trim().max(16);
+export const mfaCode = text.trim().max(16);
 
 export const apiKey = Joi.object({
   id: id.required(),

@@ -1,7 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { listAudit } from '../../../lib/audit/list.ts';
-import { id, listEnvelope, pageQuery, timestamp } from '../../schemas.ts';
+import { id, listEnvelope, pageQuery, text, timestamp } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 
 const auditEntry = Joi.object({
@@ -33,9 +33,9 @@ export const listAuditRoute: ServerRoute = {
     validate: {
       query: Joi.object({
         ...pageQuery(500),
-        action: Joi.string().max(200),
+        action: text.max(200),
         actor_id: id,
-        resource_type: Joi.string().max(100),
+        resource_type: text.max(100),
         since: timestamp,
         until: timestamp,
       }),
