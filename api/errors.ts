@@ -35,7 +35,9 @@ export function renderError(error: Boom.Boom, requestId: string, docsBaseUrl: st
   const message =
     status >= 500
       ? 'Something went wrong on our side. Quote the request id if you contact support.'
-      : messageFor(error, status);
+      : data
+        ? error.message
+        : messageFor(error, status);
   const body: ErrorEnvelope = {
     error: {
       code,

@@ -29,6 +29,7 @@ process.stderr.write(`api: listening on ${server.info.uri}\n`);
 
 const shutdown = async () => {
   await server.stop({ timeout: 10_000 });
+  await services.usage.close();
   await Promise.allSettled([db.end(), temporal.connection.close(), redis.quit()]);
   process.exit(0);
 };

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, cpus } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import Hapi from '@hapi/hapi';
 import { startApi } from '../test/helpers/api.ts';
@@ -20,6 +21,7 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? '10');
 const WARMUP_S = Number(process.env.BENCH_WARMUP ?? '2');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? '10');
 const HUGE = '1000000000';
+const SETTLE_MS = 1_000;
 
 type Histogram = { average: number; p50: number; p99: number; max: number; total?: number };
 type AutocannonResult = {
@@ -60,6 +62,10 @@ async function measure(route: string, url: string, headers: Record<string, strin
   const base = { url, connections: CONNECTIONS, headers, workers: 1 };
   if (WARMUP_S > 0) await autocannon({ ...base, duration: WARMUP_S });
   const result = await autocannon({ ...base, duration: DURATION_S });
+  // autocannon resolves without waiting for the requests still in flight (one per
+  // connection); let them finish so they neither overlap the next target nor
+  // hit a closing database pool at the end.
+  await delay(SETTLE_MS);
   const statusCodes = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, Number(count)]),
   );
@@ -124,6 +130,7 @@ async function main() {
     console.error(
       `bench: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per route, autocannon in a worker thread`,
     );
+    const startedAt = new Date();
     const rows: Row[] = [];
     for (const [route, url, headers] of [
       ['bare hapi GET /ok', `http://127.0.0.1:${bare.info.port}/ok`, {}],
@@ -137,7 +144,6 @@ async function main() {
     const markdown = table(rows);
     console.log(markdown);
 
-    const startedAt = new Date();
     const results = join(dirname(fileURLToPath(import.meta.url)), 'results');
     mkdirSync(results, { recursive: true });
     const file = join(
@@ -153,7 +159,12 @@ async function main() {
       node: process.version,
       cpus: availableParallelism(),
       cpu_model: cpus()[0]?.model ?? null,
-      settings: { duration_s: DURATION_S, warmup_s: WARMUP_S, connections: CONNECTIONS, database_pool: 4 },
+      settings: {
+        duration_s: DURATION_S,
+        warmup_s: WARMUP_S,
+        connections: CONNECTIONS,
+        database_pool: api.services.config.database.poolSize,
+      },
       rows,
       markdown,
     };

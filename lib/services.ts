@@ -1,5 +1,6 @@
 import type { DatabasePool } from 'slonik';
 import type { KeyLifecycle } from './api-keys/lifecycle.ts';
+import { UsageRecorder } from './api-keys/usage.ts';
 import type { Config } from './config.ts';
 import { deriveKey } from './crypto/secrets.ts';
 import { Paginator } from './pagination.ts';
@@ -11,6 +12,7 @@ export type Services = {
   keys: { apiKeyPepper: Buffer; seal: Buffer };
   paginator: Paginator;
   lifecycle: KeyLifecycle;
+  usage: UsageRecorder;
 };
 
 export function buildServices(config: Config, db: DatabasePool, lifecycle: KeyLifecycle): Services {
@@ -20,5 +22,6 @@ export function buildServices(config: Config, db: DatabasePool, lifecycle: KeyLi
     keys: { apiKeyPepper: deriveKey(config.secret, 'api-key-hash'), seal: deriveKey(config.secret, 'seal') },
     paginator: new Paginator(deriveKey(config.secret, 'cursor')),
     lifecycle,
+    usage: new UsageRecorder(db),
   };
 }

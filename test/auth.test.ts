@@ -172,3 +172,13 @@ test('authentication failures on a known key are written to the audit log', asyn
   t.is(entry.user_agent, 'auth-audit-test');
   t.is(entry.ip_address, '127.0.0.1');
 });
+
+test('uses of an uncapped key are counted too, within about a second', async (t) => {
+  const created = await createKey({ name: 'uncapped' });
+  for (let i = 0; i < 4; i++) await api.call('GET', '/v1/me', { key: created.key });
+  const counted = await eventually(async () => {
+    const shown = await api.call('GET', `/v1/api-keys/${created.id}`, { key: ws.keys.live });
+    return shown.body.used_count === 4 ? shown.body : undefined;
+  }, 5_000);
+  t.truthy(counted.last_used_at);
+});

@@ -22,9 +22,14 @@ import { type ApiResponse, startApi, type TestApi, type TestWorkspace } from './
 //   FUZZ_PATH=0:1:2   FUZZ_PATH from fast-check's report, replay one counterexample)
 //   FUZZ_COLLECT=1    do not stop at the first violation: run everything and list
 //                     each distinct violation (route, status, code) once, with a reproducer
+//   FUZZ_STRICT_LOGS=1  also fail when the server logs an error for a request, even
+//                     one it answered below 500 (a swallowed failure, such as an
+//                     audit entry that could not be written). Off by default: with
+//                     SMTP or MinIO down, best-effort work may log errors legitimately.
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? '1');
 const COLLECT = process.env.FUZZ_COLLECT === '1';
+const STRICT_LOGS = process.env.FUZZ_STRICT_LOGS === '1';
 const MFA_SENTINEL = '__VALID_MFA_CODE__';
 
 /** The spec's error table: code -> HTTP status. validation_error is 400 (422 for an approval that is not required). */
@@ -82,6 +87,8 @@ type World = {
   /** Real cursors (valid for their own list only) and tampered ones. */
   cursors: string[];
   routes: RouteSpec[];
+  /** Errors the server logged, by request id (read under FUZZ_STRICT_LOGS). */
+  serverErrors: Map<string, string>;
 };
 
 let world: World;
@@ -92,6 +99,12 @@ test.before(async () => {
     RATE_LIMIT_WRITE: '100000',
     RATE_LIMIT_EXPENSIVE: '100000',
     RATE_LIMIT_PUBLIC: '100000',
+  });
+  const serverErrors = new Map<string, string>();
+  api.server.events.on({ name: 'request', channels: ['error', 'app'] }, (request, event) => {
+    if (!event.tags.includes('error')) return;
+    const detail = event.error instanceof Error ? event.error.message : JSON.stringify(event.data ?? null);
+    serverErrors.set(request.app.requestId, `[${event.tags.join(',')}] ${detail}`.slice(0, 300));
   });
   const ws = await api.workspace('Fuzz');
   const other = await api.workspace('Fuzz (other)');
@@ -184,6 +197,7 @@ test.before(async () => {
     ],
     cursors,
     routes: routesOf(api.server.table()),
+    serverErrors,
   };
 });
 
@@ -289,7 +303,12 @@ function reproducer(request: FuzzRequest): string {
 /** Sends one request and enforces the property (or records the violation under FUZZ_COLLECT). */
 async function exercise(request: FuzzRequest, findings: Findings, route?: RouteSpec): Promise<ApiResponse> {
   const response = await send(request);
-  const problem = violation(request, response, route);
+  const requestId = response.headers.get('x-request-id') ?? '';
+  const logged = world.serverErrors.get(requestId);
+  world.serverErrors.delete(requestId);
+  const problem =
+    violation(request, response, route) ??
+    (STRICT_LOGS && logged ? `answered ${response.status} but the server logged an error: ${logged}` : null);
   if (problem) {
     const report = `${problem}\n    ${reproducer(request)}\n    -> ${response.status} ${response.text.slice(0, 400)}`;
     if (!COLLECT) throw new Error(report);

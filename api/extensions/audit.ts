@@ -4,6 +4,7 @@ import { clientIp } from '../client-ip.ts';
 import { headerOf, routeSettings } from '../types.ts';
 
 const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Every authenticated mutating request leaves an audit entry, successful or not. */
 export async function auditRequest(request: Request, status: number, body: unknown, errorCode: string | null) {
@@ -20,7 +21,8 @@ export async function auditRequest(request: Request, status: number, body: unkno
     apiKeyId: caller.apiKeyId,
     action: settings?.action ?? `${request.method.toUpperCase()} ${request.route.path}`,
     resourceType: settings?.resourceType ?? null,
-    resourceId: params.id ?? (status < 400 ? bodyId : null),
+    // The path id is recorded only when it is a well-formed id: a rejected request's raw params are arbitrary bytes.
+    resourceId: params.id && UUID.test(params.id) ? params.id : status < 400 ? bodyId : null,
     ipAddress: clientIp(request, services.config),
     userAgent: headerOf(request, 'user-agent')?.slice(0, 512) ?? null,
     countryCode: null,

@@ -59,8 +59,9 @@ export async function authenticate(
       apiError('ip_not_allowed', `Requests from ${origin.ip} are not allowed for this key.`),
     );
   }
-  const used = await keys.recordUse(key.id);
-  if (used === null) {
+  if (key.max_uses === null) {
+    services.usage.record(key.id);
+  } else if ((await keys.recordUse(key.id)) === null) {
     throw await fail(
       'usage_cap',
       apiError('rate_limited', `This key has reached its usage cap of ${key.max_uses} requests.`, {
@@ -89,7 +90,7 @@ async function auditFailure(services: Services, key: CredentialRow, origin: Requ
     resourceType: 'api_key',
     resourceId: key.id,
     ipAddress: origin.ip,
-    userAgent: origin.userAgent,
+    userAgent: origin.userAgent?.slice(0, 512) ?? null,
     countryCode: null,
     status: 'failure',
     requestId: origin.requestId,

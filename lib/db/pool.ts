@@ -35,5 +35,9 @@ export async function createDatabasePool(url: string, maxPoolSize = 10): Promise
     maxPoolSize,
     captureStackTrace: false,
     statementTimeout: 30_000,
+    // Slonik runs DISCARD ALL whenever a connection returns to the pool: one
+    // more round trip per query. Valise never leaves session state behind (no
+    // session-level SET, temporary tables or LISTEN), so there is nothing to reset.
+    resetConnection: async () => {},
   });
 }

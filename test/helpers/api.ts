@@ -37,7 +37,7 @@ export type TestWorkspace = BootstrapResult & { mfa: () => string };
 
 export async function startApi(env: Record<string, string> = {}): Promise<TestApi> {
   const config = loadConfig({ ...process.env, REDIS_PREFIX: `valise-test:${randomBytes(6).toString('hex')}:`, ...env });
-  const db = await createDatabasePool(config.database.url, 4);
+  const db = await createDatabasePool(config.database.url, config.database.poolSize);
   const redis = new Redis(config.redis.url, { maxRetriesPerRequest: 1 });
   const temporal = await connectTemporal(config);
   const services = buildServices(config, db, temporalKeyLifecycle(temporal, config.temporal.taskQueue));
@@ -91,6 +91,7 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
     workspace,
     close: async () => {
       await server.stop();
+      await services.usage.close();
       await Promise.allSettled([db.end(), redis.quit(), temporal.connection.close()]);
     },
   };
