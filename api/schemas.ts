@@ -8,6 +8,7 @@ import { SCOPES } from '../lib/api-keys/scopes.ts';
  * refused here, at the edge, rather than failing deep in a query.
  */
 export const text = Joi.string()
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching NUL is the point.
   .pattern(/\u0000/, { invert: true, name: 'no NUL characters' })
   .messages({ 'string.pattern.invert.name': '{{#label}} must not contain NUL characters' });
 
