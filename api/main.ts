@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../lib/config.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
 import { buildServices } from '../lib/services.ts';
-import { connectTemporal, temporalKeyLifecycle } from '../lib/temporal.ts';
+import { connectTemporal, temporalLifecycles } from '../lib/temporal.ts';
 import { defaultHealthProbes } from './health-probes.ts';
 import { RateLimiter } from './rate-limiter.ts';
 import { createServer } from './server.ts';
@@ -11,7 +11,7 @@ const config = loadConfig();
 const db = await createDatabasePool(config.database.url, config.database.poolSize);
 const redis = new Redis(config.redis.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
 const temporal = await connectTemporal(config);
-const services = buildServices(config, db, temporalKeyLifecycle(temporal, config.temporal.taskQueue));
+const services = buildServices(config, db, temporalLifecycles(temporal, config.temporal.taskQueue));
 const server = await createServer({
   services,
   rateLimiter: new RateLimiter(redis, config.redis.prefix),

@@ -7,7 +7,11 @@ import { onRequest } from './extensions/request-context.ts';
 import { onPreResponse } from './extensions/respond.ts';
 import { apiKeysPlugin } from './plugins/api-keys/index.ts';
 import { auditPlugin } from './plugins/audit/index.ts';
+import { foldersPlugin } from './plugins/folders/index.ts';
 import { metaPlugin } from './plugins/meta/index.ts';
+import { sharesPlugin } from './plugins/shares/index.ts';
+import { transfersPlugin } from './plugins/transfers/index.ts';
+import { uploadsPlugin } from './plugins/uploads/index.ts';
 import type { ApiDependencies } from './types.ts';
 
 export type ServerOptions = { host?: string; port?: number };
@@ -47,7 +51,18 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
   server.ext('onPreResponse', onPreResponse);
   registerApiKeyAuth(server);
 
-  await server.register([metaPlugin, apiKeysPlugin, auditPlugin]);
+  await server.register([
+    metaPlugin,
+    apiKeysPlugin,
+    auditPlugin,
+    transfersPlugin,
+    foldersPlugin,
+    uploadsPlugin,
+    sharesPlugin,
+  ]);
+  // Uploads and downloads of large files outlast Node's default 5-minute request timeout;
+  // JSON routes are still bounded by hapi's payload timeout.
+  server.listener.requestTimeout = 0;
   await server.initialize();
   return server;
 }

@@ -7,6 +7,9 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positive = z.coerce.number().int().positive();
 
 const DEV_SECRET = 'valise-dev-secret-do-not-use-in-production-0000000000';
+// A fixed dev master key (32 bytes of 0x5a), so dev and test data survive restarts.
+const DEV_MASTER_KEYS = `dev-1:${Buffer.alloc(32, 0x5a).toString('base64')}`;
+const GiB = 1024 ** 3;
 
 const schema = z
   .object({
@@ -34,6 +37,11 @@ const schema = z
     SMTP_PORT: port.default(1025),
     MAIL_UI_PORT: port.default(1080),
     MAIL_FROM: z.string().default('Valise <no-reply@valise.local>'),
+    SMTP_SECURE: z.stringbool().default(false),
+    SMTP_REQUIRE_TLS: z.stringbool().default(false),
+    SMTP_USER: z.string().optional(),
+    SMTP_PASSWORD: z.string().optional(),
+    CLAMD_TIMEOUT_MS: positive.default(60_000),
     VALISE_SECRET: z.string().min(32).optional(),
     RATE_LIMIT_READ: positive.default(600),
     RATE_LIMIT_WRITE: positive.default(120),
@@ -41,10 +49,32 @@ const schema = z
     RATE_LIMIT_PUBLIC: positive.default(120),
     MAX_JSON_BODY_BYTES: positive.default(1024 * 1024),
     API_KEY_ROTATION_GRACE_HOURS: z.coerce.number().positive().max(168).default(24),
+    MASTER_KEYS: z.string().optional(),
+    MASTER_KEY_ID: z.string().optional(),
+    TRANSFER_MAX_FILE_BYTES: positive.default(20 * GiB),
+    TRANSFER_MAX_FILES: positive.default(100),
+    TRANSFER_MAX_EXPIRY_HOURS: z.coerce
+      .number()
+      .positive()
+      .default(24 * 30),
+    TRANSFER_DEFAULT_EXPIRY_HOURS: z.coerce
+      .number()
+      .positive()
+      .default(24 * 7),
+    UPLOAD_WINDOW_HOURS: z.coerce
+      .number()
+      .positive()
+      .max(24 * 7)
+      .default(24),
+    DOWNLOAD_LINK_SECONDS: positive.default(300),
+    PASSWORD_ATTEMPTS_PER_15_MIN: positive.default(10),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && !env.VALISE_SECRET) {
       ctx.addIssue({ code: 'custom', path: ['VALISE_SECRET'], message: 'is required in production' });
+    }
+    if (env.NODE_ENV === 'production' && !env.MASTER_KEYS) {
+      ctx.addIssue({ code: 'custom', path: ['MASTER_KEYS'], message: 'is required in production' });
     }
   });
 
@@ -75,8 +105,16 @@ function toConfig(env: z.infer<typeof schema>) {
       accessKeyId: env.S3_ACCESS_KEY_ID,
       secretAccessKey: env.S3_SECRET_ACCESS_KEY,
     },
-    clamd: { host: env.CLAMD_HOST, port: env.CLAMD_PORT },
-    smtp: { host: env.SMTP_HOST, port: env.SMTP_PORT, uiPort: env.MAIL_UI_PORT, from: env.MAIL_FROM },
+    clamd: { host: env.CLAMD_HOST, port: env.CLAMD_PORT, timeoutMs: env.CLAMD_TIMEOUT_MS },
+    smtp: {
+      host: env.SMTP_HOST,
+      port: env.SMTP_PORT,
+      uiPort: env.MAIL_UI_PORT,
+      from: env.MAIL_FROM,
+      secure: env.SMTP_SECURE,
+      requireTLS: env.SMTP_REQUIRE_TLS,
+      auth: env.SMTP_USER && env.SMTP_PASSWORD ? { user: env.SMTP_USER, pass: env.SMTP_PASSWORD } : undefined,
+    },
     secret: env.VALISE_SECRET ?? DEV_SECRET,
     rateLimits: {
       read: env.RATE_LIMIT_READ,
@@ -85,6 +123,16 @@ function toConfig(env: z.infer<typeof schema>) {
       public: env.RATE_LIMIT_PUBLIC,
     },
     apiKeys: { rotationGraceHours: env.API_KEY_ROTATION_GRACE_HOURS },
+    masterKeys: { spec: env.MASTER_KEYS ?? DEV_MASTER_KEYS, currentId: env.MASTER_KEY_ID },
+    transfers: {
+      maxFileBytes: env.TRANSFER_MAX_FILE_BYTES,
+      maxFiles: env.TRANSFER_MAX_FILES,
+      maxExpiryHours: env.TRANSFER_MAX_EXPIRY_HOURS,
+      defaultExpiryHours: env.TRANSFER_DEFAULT_EXPIRY_HOURS,
+      uploadWindowHours: env.UPLOAD_WINDOW_HOURS,
+      downloadLinkSeconds: env.DOWNLOAD_LINK_SECONDS,
+      passwordAttemptsPer15Min: env.PASSWORD_ATTEMPTS_PER_15_MIN,
+    },
   };
 }
 

@@ -2,26 +2,41 @@ import type { DatabasePool } from 'slonik';
 import type { KeyLifecycle } from './api-keys/lifecycle.ts';
 import { UsageRecorder } from './api-keys/usage.ts';
 import type { Config } from './config.ts';
+import { type Keyring, parseKeyring } from './crypto/key-wrap.ts';
 import { deriveKey } from './crypto/secrets.ts';
 import { Paginator } from './pagination.ts';
+import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
+import type { TransferLifecycle } from './transfers/lifecycle.ts';
 
 // What domain functions need, built once per process and passed down.
 export type Services = {
   config: Config;
   db: DatabasePool;
-  keys: { apiKeyPepper: Buffer; seal: Buffer };
+  keys: { apiKeyPepper: Buffer; seal: Buffer; links: Buffer };
+  keyring: Keyring;
   paginator: Paginator;
   lifecycle: KeyLifecycle;
+  transfers: TransferLifecycle;
+  objects: ObjectStore;
   usage: UsageRecorder;
 };
 
-export function buildServices(config: Config, db: DatabasePool, lifecycle: KeyLifecycle): Services {
+export type Lifecycles = { keys: KeyLifecycle; transfers: TransferLifecycle };
+
+export function buildServices(config: Config, db: DatabasePool, lifecycles: Lifecycles): Services {
   return {
     config,
     db,
-    keys: { apiKeyPepper: deriveKey(config.secret, 'api-key-hash'), seal: deriveKey(config.secret, 'seal') },
+    keys: {
+      apiKeyPepper: deriveKey(config.secret, 'api-key-hash'),
+      seal: deriveKey(config.secret, 'seal'),
+      links: deriveKey(config.secret, 'link-token'),
+    },
+    keyring: parseKeyring(config.masterKeys.spec, config.masterKeys.currentId),
     paginator: new Paginator(deriveKey(config.secret, 'cursor')),
-    lifecycle,
+    lifecycle: lifecycles.keys,
+    transfers: lifecycles.transfers,
+    objects: createObjectStore(config.s3),
     usage: new UsageRecorder(db),
   };
 }

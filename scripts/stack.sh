@@ -72,6 +72,8 @@ LogFile $LOGS/clamd-daemon.log
 LogTime yes
 TemporaryDirectory $DATA/clamd-tmp
 StreamMaxLength 1024M
+# Past MaxFileSize/MaxScanSize clamd would answer OK for a partial scan; this makes it say so.
+AlertExceedsMax yes
 MaxFileSize 1024M
 MaxScanSize 4096M
 EOF

@@ -1,25 +1,44 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createApiKeyActivities } from '../activities/api-keys.ts';
+import { createTransferActivities } from '../activities/transfers.ts';
 import { loadConfig } from '../lib/config.ts';
+import { parseKeyring } from '../lib/crypto/key-wrap.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
+import { createMailer } from '../lib/mail/mailer.ts';
+import { createScanner } from '../lib/scan/clamd.ts';
+import { createObjectStore } from '../lib/storage/object-store.ts';
 
 // The activity worker: runs every workflow in workflows/ and the activities
-// they call, with the real database (and, as features land, S3, clamd, SMTP).
+// they call, with the real database, object store, clamd and SMTP server.
 const config = loadConfig();
 const db = await createDatabasePool(config.database.url, config.database.poolSize);
 const connection = await NativeConnection.connect({ address: config.temporal.address });
+const mailer = createMailer(config, {
+  secure: config.smtp.secure,
+  requireTLS: config.smtp.requireTLS,
+  ...(config.smtp.auth ? { auth: config.smtp.auth } : {}),
+});
 
 const worker = await Worker.create({
   connection,
   namespace: config.temporal.namespace,
   taskQueue: config.temporal.taskQueue,
   workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
-  activities: { ...createApiKeyActivities({ db }) },
+  activities: {
+    ...createApiKeyActivities({ db }),
+    ...createTransferActivities({
+      config,
+      db,
+      objects: createObjectStore(config.s3),
+      keyring: parseKeyring(config.masterKeys.spec, config.masterKeys.currentId),
+      scanner: createScanner(config.clamd),
+      mailer,
+    }),
+  },
 });
 
 process.stderr.write(`worker: polling task queue ${config.temporal.taskQueue} on ${config.temporal.address}\n`);
 // Worker.run installs SIGINT/SIGTERM handlers and drains in-flight tasks.
 await worker.run();
-await db.end();
-await connection.close();
+await Promise.allSettled([db.end(), connection.close(), mailer.close()]);

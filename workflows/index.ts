@@ -1,2 +1,3 @@
 export { endKeyRotationGrace } from './endKeyRotationGrace.ts';
 export { expireApiKey } from './expireApiKey.ts';
+export { transferLifecycle } from './transferLifecycle.ts';

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, ti
 
 // One operator secret (VALISE_SECRET) is stretched into independent keys, one
 // per purpose, so that no key does two jobs.
-export type KeyPurpose = 'api-key-hash' | 'cursor' | 'seal' | 'upload-token';
+export type KeyPurpose = 'api-key-hash' | 'cursor' | 'seal' | 'link-token';
 
 export function deriveKey(secret: string, purpose: KeyPurpose): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'valise', `valise:${purpose}`, 32));

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer as createNetServer } from 'node:net';
 import type { Server } from '@hapi/hapi';
 import { Redis } from 'ioredis';
 import { defaultHealthProbes } from '../../api/health-probes.ts';
@@ -8,7 +9,7 @@ import { loadConfig } from '../../lib/config.ts';
 import { totpCode } from '../../lib/crypto/totp.ts';
 import { createDatabasePool } from '../../lib/db/pool.ts';
 import { buildServices, type Services } from '../../lib/services.ts';
-import { connectTemporal, temporalKeyLifecycle } from '../../lib/temporal.ts';
+import { connectTemporal, temporalLifecycles } from '../../lib/temporal.ts';
 import { type BootstrapResult, bootstrapWorkspace } from '../../lib/workspaces/bootstrap.ts';
 
 // A real API server on a loopback port, wired to the test stack that
@@ -36,18 +37,25 @@ export type ApiResponse = { status: number; headers: Headers; body: any; text: s
 export type TestWorkspace = BootstrapResult & { mfa: () => string };
 
 export async function startApi(env: Record<string, string> = {}): Promise<TestApi> {
-  const config = loadConfig({ ...process.env, REDIS_PREFIX: `valise-test:${randomBytes(6).toString('hex')}:`, ...env });
+  // Links the API hands out (upload URLs, download links) must point at this server.
+  const port = await freePort();
+  const config = loadConfig({
+    ...process.env,
+    REDIS_PREFIX: `valise-test:${randomBytes(6).toString('hex')}:`,
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    ...env,
+  });
   const db = await createDatabasePool(config.database.url, config.database.poolSize);
   const redis = new Redis(config.redis.url, { maxRetriesPerRequest: 1 });
   const temporal = await connectTemporal(config);
-  const services = buildServices(config, db, temporalKeyLifecycle(temporal, config.temporal.taskQueue));
+  const services = buildServices(config, db, temporalLifecycles(temporal, config.temporal.taskQueue));
   const server = await createServer(
     {
       services,
       rateLimiter: new RateLimiter(redis, config.redis.prefix),
       healthProbes: defaultHealthProbes({ config, db, redis, temporal }),
     },
-    { host: '127.0.0.1', port: 0 },
+    { host: '127.0.0.1', port },
   );
   server.events.on({ name: 'request', channels: ['error', 'app'] }, (request, event) => {
     if (event.tags.includes('error'))
@@ -106,4 +114,17 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, stepMs));
   }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
 }

@@ -33,6 +33,13 @@ export function createWorkspaceQueries(db: CommonQueryMethods) {
         RETURNING id, workspace_id, email, role, mfa_secret_sealed`);
     },
 
+    async findOwner(workspaceId: string): Promise<UserRow | null> {
+      return db.maybeOne(sql.type(userRow)`
+        SELECT id, workspace_id, email, role, mfa_secret_sealed FROM users
+        WHERE workspace_id = ${workspaceId} AND role = 'owner'
+        ORDER BY created_at LIMIT 1`);
+    },
+
     async findUser(workspaceId: string, userId: string): Promise<UserRow | null> {
       return db.maybeOne(sql.type(userRow)`
         SELECT id, workspace_id, email, role, mfa_secret_sealed FROM users

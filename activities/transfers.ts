@@ -1,0 +1,234 @@
+import { createHash } from 'node:crypto';
+import { PassThrough, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../lib/config.ts';
+import type { Keyring } from '../lib/crypto/key-wrap.ts';
+import { createAuditQueries } from '../lib/db/queries/audit.ts';
+import { createEventQueries } from '../lib/db/queries/events.ts';
+import { createTransferQueries, type TransferRow } from '../lib/db/queries/transfers.ts';
+import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
+import type { Mailer } from '../lib/mail/mailer.ts';
+import { approvalDecisionMail, approvalRequestMail, shareLinkMail } from '../lib/mail/templates.ts';
+import type { Scanner } from '../lib/scan/clamd.ts';
+import type { ObjectStore } from '../lib/storage/object-store.ts';
+import { openContent } from '../lib/transfers/content.ts';
+import { eventView } from '../lib/transfers/create.ts';
+import { shareUrl } from '../lib/transfers/present.ts';
+
+export type TransferActivityDeps = {
+  config: Config;
+  db: DatabasePool;
+  objects: ObjectStore;
+  keyring: Keyring;
+  scanner: Scanner;
+  mailer: Mailer;
+};
+
+type ScanOutcome = 'clean' | 'infected' | 'too_large' | 'skipped';
+
+// Every activity here is idempotent: state changes are guarded UPDATEs that
+// match once, object deletions succeed on missing objects, and a rescan
+// recomputes the same answer. Temporal may retry any of them at any point.
+export function createTransferActivities(deps: TransferActivityDeps) {
+  const { db, objects } = deps;
+  // A 5xx SMTP answer (unknown mailbox, refused) will not change on retry.
+  const send: Mailer['send'] = (message) =>
+    deps.mailer.send(message).catch((error: Error & { responseCode?: number }) => {
+      if ((error.responseCode ?? 0) >= 500) throw ApplicationFailure.nonRetryable(error.message, 'MailRejected');
+      throw error;
+    });
+  const transfers = createTransferQueries(db);
+
+  async function mustLoad(transferId: string): Promise<TransferRow> {
+    const transfer = await transfers.findById(transferId);
+    if (!transfer) throw ApplicationFailure.nonRetryable(`transfer ${transferId} does not exist`, 'NotFound');
+    return transfer;
+  }
+
+  async function record(transfer: TransferRow, type: string, extra: Record<string, unknown> = {}) {
+    await createEventQueries(db).record(
+      { workspaceId: transfer.workspace_id, environment: transfer.environment },
+      type,
+      { transfer: eventView(transfer), ...extra },
+    );
+  }
+
+  async function audit(transfer: TransferRow, action: string, metadata: Record<string, unknown> = {}) {
+    await createAuditQueries(db).insert({
+      workspaceId: transfer.workspace_id,
+      environment: transfer.environment,
+      actorId: null,
+      apiKeyId: null,
+      action,
+      resourceType: 'transfer',
+      resourceId: transfer.id,
+      ipAddress: null,
+      userAgent: null,
+      countryCode: null,
+      status: 'success',
+      requestId: null,
+      metadata,
+    });
+  }
+
+  async function destroyContent(transferId: string) {
+    for (const file of await transfers.files(transferId)) {
+      if (file.multipart_upload_id) await objects.abortMultipart(file.object_key, file.multipart_upload_id);
+      await objects.remove(file.object_key);
+    }
+  }
+
+  return {
+    async loadTransferPlan(transferId: string) {
+      // The workflow is started inside the transaction that creates the transfer,
+      // so its first look may come before the commit: not found yet is retryable.
+      const transfer = await transfers.findById(transferId);
+      if (!transfer) throw ApplicationFailure.retryable(`transfer ${transferId} is not visible yet`, 'NotVisibleYet');
+      const files = await transfers.files(transferId);
+      return {
+        fileIds: files.map((f) => f.id),
+        uploadedFileIds: files.filter((f) => f.upload_state === 'uploaded').map((f) => f.id),
+        uploadDeadline: transfer.upload_deadline.toISOString(),
+        expiresAt: transfer.expires_at.toISOString(),
+        approvalRequired: transfer.approval_required,
+        recipient: transfer.recipient,
+      };
+    },
+
+    async beginScan(transferId: string): Promise<void> {
+      await transfers.setScanning(transferId, 'scanning');
+    },
+
+    /** Streams one file through decryption, SHA-256 and clamd; records what it found. */
+    async scanFile(fileId: string): Promise<ScanOutcome> {
+      const file = await transfers.file(fileId);
+      if (!file) throw ApplicationFailure.nonRetryable(`file ${fileId} does not exist`, 'NotFound');
+      const transfer = await mustLoad(file.transfer_id);
+      if (transfer.status !== 'scanning') return 'skipped';
+      if (transfer.encryption_mode === 'e2e') {
+        // Ciphertext the server cannot read: check it is all there, and say it was not scanned.
+        const stored = await objects.size(file.object_key);
+        if (stored !== file.size) throw new Error(`stored ${stored} bytes of ${file.size} for file ${file.id}`);
+        await transfers.recordFileScan(file.id, { sha256: null, scanStatus: 'not_scanned_e2e', signature: null });
+        return 'skipped';
+      }
+      const hash = createHash('sha256');
+      let seen = 0;
+      const tap = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          hash.update(chunk);
+          seen += chunk.length;
+          heartbeat(seen);
+          callback(null, chunk);
+        },
+      });
+      const toScanner = new PassThrough();
+      const content = await openContent(deps, file, 'server');
+      const [result] = await Promise.all([deps.scanner.scan(toScanner), pipeline(content, tap, toScanner)]);
+      const sha256 = hash.digest('hex');
+      if (seen !== file.size) throw new Error(`decrypted ${seen} bytes of ${file.size} for file ${file.id}`);
+      if (file.sha256 && file.sha256 !== sha256) {
+        throw ApplicationFailure.nonRetryable(`file ${file.id} does not match its upload checksum`, 'ChecksumMismatch');
+      }
+      if (result.status === 'error') throw new Error(`clamd: ${result.message}`);
+      const signature = result.status === 'infected' ? result.signature : null;
+      await transfers.recordFileScan(file.id, { sha256, scanStatus: result.status, signature });
+      return result.status;
+    },
+
+    /** Decides the transfer from its files' scans: infected content is destroyed, anything else activates. */
+    async settleScan(transferId: string): Promise<'active' | 'infected' | 'ended'> {
+      const transfer = await mustLoad(transferId);
+      if (transfer.status !== 'scanning') return transfer.status === 'active' ? 'active' : 'ended';
+      const files = await transfers.files(transferId);
+      const statuses = new Set(files.map((f) => f.scan_status));
+      if (statuses.has('infected')) {
+        const signatures = files.filter((f) => f.scan_status === 'infected').map((f) => f.scan_signature);
+        await transfers.setScanStatus(transferId, 'infected');
+        const ended = await db.transaction(async (tx) =>
+          createTransferQueries(tx).end(transferId, 'deleted', 'infected'),
+        );
+        await destroyContent(transferId);
+        if (ended) {
+          await record(ended, 'transfer.scanned', { scan_status: 'infected' });
+          await record(ended, 'transfer.scan_infected', { signatures });
+          await audit(ended, 'transfer.scan_infected', { signatures });
+        }
+        return 'infected';
+      }
+      const scanStatus = statuses.has('too_large')
+        ? 'too_large'
+        : transfer.encryption_mode === 'e2e'
+          ? 'not_scanned_e2e'
+          : 'clean';
+      const active = await transfers.activate(transferId, scanStatus);
+      if (active) {
+        await record(active, 'transfer.scanned', { scan_status: scanStatus });
+        if (scanStatus === 'clean') await record(active, 'transfer.scan_clean');
+        if (active.approval_required) await record(active, 'transfer.approval_requested');
+      }
+      return 'active';
+    },
+
+    /** Ends a transfer: status, crypto-shredding of its keys, deletion of its objects, and the event. */
+    async endTransfer(transferId: string, status: 'expired' | 'deleted', reason: string): Promise<void> {
+      const ended = await db.transaction(async (tx) => createTransferQueries(tx).end(transferId, status, reason));
+      await destroyContent(transferId);
+      if (ended) {
+        await record(ended, status === 'expired' ? 'transfer.expired' : 'transfer.deleted', { reason });
+        await audit(ended, status === 'expired' ? 'transfer.expired' : 'transfer.deleted', { reason });
+      }
+    },
+
+    /** Mails the workspace owner that a transfer waits for a decision. */
+    async requestApproval(transferId: string): Promise<void> {
+      const transfer = await mustLoad(transferId);
+      const owner = await createWorkspaceQueries(db).findOwner(transfer.workspace_id);
+      const requester = await createWorkspaceQueries(db).findUser(transfer.workspace_id, transfer.user_id);
+      if (owner) {
+        await send(
+          approvalRequestMail({
+            to: owner.email,
+            transferTitle: transfer.transfer_title ?? transfer.short_code,
+            requesterEmail: requester?.email ?? 'a workspace member',
+            approveUrlHint: `POST /v1/transfers/${transfer.id}/approve`,
+          }),
+        );
+      }
+    },
+
+    async notifyApprovalDecision(transferId: string): Promise<void> {
+      const transfer = await mustLoad(transferId);
+      const owner = await createWorkspaceQueries(db).findUser(transfer.workspace_id, transfer.user_id);
+      if (!owner || !transfer.approval_status || transfer.approval_status === 'pending') return;
+      await send(
+        approvalDecisionMail({
+          to: owner.email,
+          transferTitle: transfer.transfer_title ?? transfer.short_code,
+          decision: transfer.approval_status,
+          note: transfer.approval_note,
+        }),
+      );
+    },
+
+    async notifyRecipient(transferId: string): Promise<void> {
+      const transfer = await mustLoad(transferId);
+      if (!transfer.recipient || transfer.status !== 'active') return;
+      const files = await transfers.files(transferId);
+      const sender = await createWorkspaceQueries(db).findUser(transfer.workspace_id, transfer.user_id);
+      await send(
+        shareLinkMail({
+          to: transfer.recipient,
+          senderName: sender?.email ?? 'Valise',
+          transferTitle: transfer.transfer_title ?? 'Files for you',
+          shareUrl: shareUrl(deps.config, transfer.short_code),
+          expiresAt: transfer.expires_at,
+          fileCount: files.length,
+          totalBytes: files.reduce((sum, f) => sum + f.size, 0),
+        }),
+      );
+    },
+  };
+}

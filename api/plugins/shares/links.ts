@@ -1,0 +1,32 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { issueDownloadLinks } from '../../../lib/transfers/share.ts';
+import { clientIp } from '../../client-ip.ts';
+import { id, text } from '../../schemas.ts';
+import { headerOf } from '../../types.ts';
+import { codeParams } from './schemas.ts';
+
+export const linksRoute: ServerRoute = {
+  method: 'POST',
+  path: '/v1/shares/{code}/download-links',
+  options: {
+    auth: false,
+    description: 'Unlock a shared transfer and get download links',
+    notes:
+      'Counts one download of the transfer (against max_downloads) and returns a link per file (or for `file_id`), valid 300 seconds. Wrong passwords are limited per transfer.',
+    tags: ['api', 'shares'],
+    validate: {
+      params: codeParams,
+      payload: Joi.object({ password: text.max(256), file_id: id })
+        .allow(null)
+        .label('DownloadLinksRequest'),
+    },
+  },
+  handler: (request) => {
+    const { services } = request.server.app;
+    return issueDownloadLinks(services, (request.params as { code: string }).code, (request.payload ?? {}) as never, {
+      ip: clientIp(request, services.config),
+      userAgent: headerOf(request, 'user-agent') ?? null,
+    });
+  },
+};

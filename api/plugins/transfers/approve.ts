@@ -1,0 +1,28 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { decideApproval } from '../../../lib/transfers/manage.ts';
+import { idParams, text } from '../../schemas.ts';
+import { callerOf, idParam } from '../../types.ts';
+import { transfer } from './schemas.ts';
+
+export const approveRoute: ServerRoute = {
+  method: 'POST',
+  path: '/v1/transfers/{id}/approve',
+  options: {
+    description: 'Approve or reject a transfer',
+    notes:
+      '422 validation_error when the transfer does not require approval. The owner is e-mailed; once approved, the recipient gets the link.',
+    tags: ['api', 'transfers'],
+    plugins: { valise: { scope: 'transfers:manage', audit: { action: 'transfer.approve', resourceType: 'transfer' } } },
+    validate: {
+      params: idParams,
+      payload: Joi.object({
+        decision: Joi.string().valid('approved', 'rejected').required(),
+        note: text.max(2000).allow(''),
+      }).label('ApprovalDecision'),
+    },
+    response: { schema: transfer },
+  },
+  handler: (request) =>
+    decideApproval(request.server.app.services, callerOf(request), idParam(request), request.payload as never),
+};

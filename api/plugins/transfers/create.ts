@@ -1,0 +1,44 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { createTransfer } from '../../../lib/transfers/create.ts';
+import { text } from '../../schemas.ts';
+import { callerOf } from '../../types.ts';
+import { createdTransfer, fileName } from './schemas.ts';
+
+export const createRoute: ServerRoute = {
+  method: 'POST',
+  path: '/v1/transfers',
+  options: {
+    description: 'Create a transfer',
+    notes:
+      'Returns the transfer, its share_url and one upload URL per file. Upload each file with one PUT (resumable, see docs/transfers.md). Sandbox limits: 10 MiB per file, 10 files, 25 transfers per 24 h, 5 downloads.',
+    tags: ['api', 'transfers'],
+    plugins: { valise: { scope: 'transfers:write', audit: { action: 'transfer.create', resourceType: 'transfer' } } },
+    validate: {
+      payload: Joi.object({
+        files: Joi.array()
+          .items(
+            Joi.object({
+              name: fileName.required(),
+              size: Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER).required(),
+              mime_type: text.max(255).pattern(/^[\w.+-]+\/[\w.+-]+$/, 'MIME type'),
+            }),
+          )
+          .min(1)
+          .required(),
+        expires_in_hours: Joi.number().positive().max(1_000_000),
+        max_downloads: Joi.number().integer().min(1).max(1_000_000),
+        password: text.min(1).max(256),
+        recipient: Joi.string().email({ tlds: false }).max(320),
+        transfer_title: text.trim().max(200).allow(''),
+        encryption_mode: Joi.string().valid('server', 'e2e').default('server'),
+        approval_required: Joi.boolean().default(false),
+      }).label('CreateTransfer'),
+    },
+    response: { status: { 201: createdTransfer } },
+  },
+  handler: async (request, h) => {
+    const created = await createTransfer(request.server.app.services, callerOf(request), request.payload as never);
+    return h.response(created).code(201);
+  },
+};

@@ -1,0 +1,14 @@
+import type { Plugin } from '@hapi/hapi';
+import { approveRoute } from './approve.ts';
+import { createRoute } from './create.ts';
+import { deleteFolderRoute, putFolderRoute } from './folder.ts';
+import { getRoute } from './get.ts';
+import { listRoute } from './list.ts';
+import { revokeRoute } from './revoke.ts';
+
+export const transfersPlugin: Plugin<void> = {
+  name: 'valise-transfers',
+  register(server) {
+    server.route([createRoute, listRoute, getRoute, revokeRoute, approveRoute, putFolderRoute, deleteFolderRoute]);
+  },
+};

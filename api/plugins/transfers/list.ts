@@ -1,0 +1,20 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { listTransfers } from '../../../lib/transfers/manage.ts';
+import { pageQuery, text } from '../../schemas.ts';
+import { callerOf } from '../../types.ts';
+import { transferList, transferStatus } from './schemas.ts';
+
+export const listRoute: ServerRoute = {
+  method: 'GET',
+  path: '/v1/transfers',
+  options: {
+    description: 'List transfers',
+    notes: 'Newest first. `search` matches the title, short code or recipient.',
+    tags: ['api', 'transfers'],
+    plugins: { valise: { scope: 'transfers:read' } },
+    validate: { query: Joi.object({ ...pageQuery(), status: transferStatus, search: text.max(200) }) },
+    response: { schema: transferList },
+  },
+  handler: (request) => listTransfers(request.server.app.services, callerOf(request), request.query as never),
+};

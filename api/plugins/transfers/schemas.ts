@@ -1,0 +1,76 @@
+import Joi from 'joi';
+import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
+
+export const transferStatus = Joi.string().valid('active', 'expired', 'deleted', 'scanning');
+
+export const transferFile = Joi.object({
+  id: id.required(),
+  object: Joi.string().valid('transfer_file').required(),
+  name: Joi.string().required(),
+  size: Joi.number().integer().min(0).required(),
+  mime_type: Joi.string().required(),
+  upload_state: Joi.string().valid('pending', 'uploading', 'uploaded').required(),
+  bytes_received: Joi.number().integer().min(0).required(),
+  sha256: Joi.string().hex().length(64).allow(null).required(),
+  scan_status: Joi.string().allow(null).required(),
+}).label('TransferFile');
+
+export const transfer = Joi.object({
+  id: id.required(),
+  object: Joi.string().valid('transfer').required(),
+  short_code: Joi.string().required(),
+  transfer_title: Joi.string().allow(null).required(),
+  status: transferStatus.required(),
+  status_reason: Joi.string().allow(null).required(),
+  encryption_mode: Joi.string().valid('server', 'e2e').required(),
+  scan_status: Joi.string().allow(null).required(),
+  expires_at: timestamp.required(),
+  total_downloads: Joi.number().integer().required(),
+  max_downloads: Joi.number().integer().allow(null).required(),
+  password_protected: Joi.boolean().required(),
+  recipient: Joi.string().allow(null).required(),
+  share_url: Joi.string().uri().required(),
+  approval_required: Joi.boolean().required(),
+  approval_status: Joi.string().valid('pending', 'approved', 'rejected').allow(null).required(),
+  approved_at: timestamp.allow(null).required(),
+  approved_by: id.allow(null).required(),
+  approval_note: Joi.string().allow(null, '').required(),
+  folder_id: id.allow(null).required(),
+  tags: Joi.array().items(Joi.string()).required(),
+  workspace_id: id.required(),
+  user_id: id.required(),
+  created_at: timestamp.required(),
+  files: Joi.array().items(transferFile).required(),
+}).label('Transfer');
+
+export const uploadUrl = Joi.object({
+  file_id: id.required(),
+  name: Joi.string().required(),
+  size: Joi.number().integer().required(),
+  method: Joi.string().valid('PUT').required(),
+  url: Joi.string().uri().required(),
+  headers: Joi.object().pattern(Joi.string(), Joi.string()).required(),
+  expires_at: timestamp.required(),
+  resumable: Joi.boolean().required(),
+  part_size: Joi.number().integer().required(),
+}).label('UploadUrl');
+
+export const createdTransfer = Joi.object({
+  transfer: transfer.required(),
+  upload_urls: Joi.array().items(uploadUrl).required(),
+  share_url: Joi.string().uri().required(),
+}).label('CreatedTransfer');
+
+export const transferList = listEnvelope(transfer, 'TransferList');
+
+export const fileName = text
+  .min(1)
+  .max(255)
+  .pattern(/^[^/\\]*$/, { name: 'no path separators' })
+  .messages({ 'string.pattern.name': '{{#label}} must be a file name, without / or \\' });
+
+export const folderLink = Joi.object({
+  object: Joi.string().valid('transfer_folder').required(),
+  transfer_id: id.required(),
+  folder_id: id.allow(null).required(),
+}).label('TransferFolder');

@@ -1,0 +1,26 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { presentFile } from '../../../lib/transfers/present.ts';
+import { resolveUpload, uploadOffset } from '../../../lib/transfers/upload.ts';
+import { uploadToken } from './schemas.ts';
+
+export const statusRoute: ServerRoute = {
+  method: 'GET',
+  path: '/v1/uploads/{token}',
+  options: {
+    auth: false,
+    description: 'How much of a file is stored',
+    notes: 'HEAD works too. `Upload-Offset` is the byte to resume from with `PUT` and `Content-Range`.',
+    tags: ['api', 'uploads'],
+    validate: { params: Joi.object({ token: uploadToken.required() }) },
+  },
+  handler: async (request, h) => {
+    const { file } = await resolveUpload(request.server.app.services, (request.params as { token: string }).token);
+    const offset = uploadOffset(file);
+    return h
+      .response({ ...presentFile(file), upload_offset: offset })
+      .header('Upload-Offset', String(offset))
+      .header('Upload-Length', String(file.size))
+      .header('Cache-Control', 'no-store');
+  },
+};

@@ -1,0 +1,268 @@
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { PageWindow } from '../../pagination.ts';
+import { sql } from '../sql.ts';
+import type { Tenant } from './api-keys.ts';
+
+export const transferRow = z.object({
+  id: z.uuid(),
+  workspace_id: z.uuid(),
+  environment: z.enum(['live', 'test', 'sandbox']),
+  user_id: z.uuid(),
+  short_code: z.string(),
+  transfer_title: z.string().nullable(),
+  status: z.enum(['active', 'expired', 'deleted', 'scanning']),
+  status_reason: z.string().nullable(),
+  encryption_mode: z.enum(['server', 'e2e']),
+  scan_status: z.string().nullable(),
+  expires_at: z.date(),
+  upload_deadline: z.date(),
+  max_downloads: z.number().int().nullable(),
+  total_downloads: z.number().int(),
+  password_hash: z.string().nullable(),
+  recipient: z.string().nullable(),
+  approval_required: z.boolean(),
+  approval_status: z.enum(['pending', 'approved', 'rejected']).nullable(),
+  approved_at: z.date().nullable(),
+  approved_by: z.uuid().nullable(),
+  approval_note: z.string().nullable(),
+  folder_id: z.uuid().nullable(),
+  tags: z.array(z.string()),
+  created_at: z.date(),
+  activated_at: z.date().nullable(),
+  ended_at: z.date().nullable(),
+});
+export type TransferRow = z.infer<typeof transferRow>;
+
+export const partSchema = z.object({ partNumber: z.number().int(), etag: z.string() });
+
+export const fileRow = z.object({
+  id: z.uuid(),
+  transfer_id: z.uuid(),
+  position: z.number().int(),
+  name: z.string(),
+  size: z.coerce.number().int(),
+  mime_type: z.string(),
+  object_key: z.string(),
+  upload_state: z.enum(['pending', 'uploading', 'uploaded']),
+  multipart_upload_id: z.string().nullable(),
+  parts: z.array(partSchema),
+  bytes_received: z.coerce.number().int(),
+  data_key_wrapped: z.string().nullable(),
+  nonce_prefix: z.instanceof(Buffer).nullable(),
+  encrypted_size: z.coerce.number().int().nullable(),
+  sha256: z.string().nullable(),
+  scan_status: z.string().nullable(),
+  scan_signature: z.string().nullable(),
+  uploaded_at: z.date().nullable(),
+  created_at: z.date(),
+});
+export type FileRow = z.infer<typeof fileRow>;
+
+const transferColumns = sql.fragment`
+  t.id, t.workspace_id, t.environment, t.user_id, t.short_code, t.transfer_title, t.status, t.status_reason,
+  t.encryption_mode, t.scan_status, t.expires_at, t.upload_deadline, t.max_downloads, t.total_downloads,
+  t.password_hash, t.recipient, t.approval_required, t.approval_status, t.approved_at, t.approved_by,
+  t.approval_note, t.folder_id, t.tags, t.created_at, t.activated_at, t.ended_at`;
+
+const fileColumns = sql.fragment`
+  f.id, f.transfer_id, f.position, f.name, f.size, f.mime_type, f.object_key, f.upload_state,
+  f.multipart_upload_id, f.parts, f.bytes_received, f.data_key_wrapped, f.nonce_prefix, f.encrypted_size,
+  f.sha256, f.scan_status, f.scan_signature, f.uploaded_at, f.created_at`;
+
+export type NewTransfer = Tenant & {
+  userId: string;
+  shortCode: string;
+  title: string | null;
+  encryptionMode: 'server' | 'e2e';
+  expiresAt: Date;
+  uploadDeadline: Date;
+  maxDownloads: number | null;
+  passwordHash: string | null;
+  recipient: string | null;
+  approvalRequired: boolean;
+};
+
+export type NewFile = {
+  position: number;
+  name: string;
+  size: number;
+  mimeType: string;
+  objectKey: string;
+  dataKeyWrapped: string | null;
+  noncePrefix: Buffer | null;
+  encryptedSize: number;
+};
+
+export type TransferFilters = { status?: string | undefined; search?: string | undefined };
+
+export function createTransferQueries(db: CommonQueryMethods) {
+  return {
+    async insert(transfer: NewTransfer): Promise<TransferRow> {
+      return db.one(sql.type(transferRow)`
+        INSERT INTO transfers AS t (workspace_id, environment, user_id, short_code, transfer_title, status_reason,
+          encryption_mode, expires_at, upload_deadline, max_downloads, password_hash, recipient, approval_required)
+        VALUES (${transfer.workspaceId}, ${transfer.environment}, ${transfer.userId}, ${transfer.shortCode},
+          ${transfer.title}, 'uploading', ${transfer.encryptionMode}, ${sql.timestamp(transfer.expiresAt)},
+          ${sql.timestamp(transfer.uploadDeadline)}, ${transfer.maxDownloads}, ${transfer.passwordHash},
+          ${transfer.recipient}, ${transfer.approvalRequired})
+        RETURNING ${transferColumns}`);
+    },
+
+    async insertFile(transferId: string, file: NewFile, id: string): Promise<FileRow> {
+      return db.one(sql.type(fileRow)`
+        INSERT INTO transfer_files AS f (id, transfer_id, position, name, size, mime_type, object_key,
+          data_key_wrapped, nonce_prefix, encrypted_size)
+        VALUES (${id}, ${transferId}, ${file.position}, ${file.name}, ${file.size}, ${file.mimeType}, ${file.objectKey},
+          ${file.dataKeyWrapped}, ${file.noncePrefix ? sql.binary(file.noncePrefix) : null}, ${file.encryptedSize})
+        RETURNING ${fileColumns}`);
+    },
+
+    async find(tenant: Tenant, id: string): Promise<TransferRow | null> {
+      return db.maybeOne(sql.type(transferRow)`
+        SELECT ${transferColumns} FROM transfers t
+        WHERE t.id = ${id} AND t.workspace_id = ${tenant.workspaceId} AND t.environment = ${tenant.environment}`);
+    },
+
+    async findForUpdate(tenant: Tenant, id: string): Promise<TransferRow | null> {
+      return db.maybeOne(sql.type(transferRow)`
+        SELECT ${transferColumns} FROM transfers t
+        WHERE t.id = ${id} AND t.workspace_id = ${tenant.workspaceId} AND t.environment = ${tenant.environment}
+        FOR UPDATE`);
+    },
+
+    /** By id alone: for workers and signed links that already prove which transfer they mean. */
+    async findById(id: string): Promise<TransferRow | null> {
+      return db.maybeOne(sql.type(transferRow)`SELECT ${transferColumns} FROM transfers t WHERE t.id = ${id}`);
+    },
+
+    async findByShortCode(shortCode: string): Promise<TransferRow | null> {
+      return db.maybeOne(
+        sql.type(transferRow)`SELECT ${transferColumns} FROM transfers t WHERE t.short_code = ${shortCode}`,
+      );
+    },
+
+    async files(transferId: string): Promise<readonly FileRow[]> {
+      return db.any(sql.type(fileRow)`
+        SELECT ${fileColumns} FROM transfer_files f WHERE f.transfer_id = ${transferId} ORDER BY f.position`);
+    },
+
+    /** The files of several transfers in one query (list pages). */
+    async filesOf(transferIds: readonly string[]): Promise<readonly FileRow[]> {
+      if (transferIds.length === 0) return [];
+      return db.any(sql.type(fileRow)`
+        SELECT ${fileColumns} FROM transfer_files f
+        WHERE f.transfer_id = ANY(${sql.array([...transferIds], 'uuid')})
+        ORDER BY f.transfer_id, f.position`);
+    },
+
+    async file(fileId: string): Promise<FileRow | null> {
+      return db.maybeOne(sql.type(fileRow)`SELECT ${fileColumns} FROM transfer_files f WHERE f.id = ${fileId}`);
+    },
+
+    async list(tenant: Tenant, filters: TransferFilters, window: PageWindow): Promise<readonly TransferRow[]> {
+      const pattern = filters.search ? `%${filters.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+      const conditions = [
+        sql.fragment`t.workspace_id = ${tenant.workspaceId}`,
+        sql.fragment`t.environment = ${tenant.environment}`,
+        filters.status !== undefined && sql.fragment`t.status = ${filters.status}`,
+        pattern !== null &&
+          sql.fragment`(t.transfer_title ILIKE ${pattern} OR t.short_code ILIKE ${pattern} OR t.recipient ILIKE ${pattern})`,
+        window.after !== null &&
+          sql.fragment`(t.created_at, t.id) < (${sql.timestamp(window.after.createdAt)}, ${window.after.id})`,
+      ].filter((c) => c !== false);
+      return db.any(sql.type(transferRow)`
+        SELECT ${transferColumns} FROM transfers t
+        WHERE ${sql.join(conditions, sql.fragment` AND `)}
+        ORDER BY t.created_at DESC, t.id DESC
+        LIMIT ${window.fetch} OFFSET ${window.offset}`);
+    },
+
+    async countCreatedSince(tenant: Tenant, since: Date): Promise<number> {
+      return db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`
+        SELECT count(*) AS count FROM transfers
+        WHERE workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment}
+          AND created_at >= ${sql.timestamp(since)}`);
+    },
+
+    /** Moves a transfer to a final state and destroys its data keys in the same statement. */
+    async end(id: string, status: 'expired' | 'deleted', reason: string): Promise<TransferRow | null> {
+      const ended = await db.maybeOne(sql.type(transferRow)`
+        UPDATE transfers t SET status = ${status}, status_reason = ${reason}, ended_at = ms_now()
+        WHERE t.id = ${id} AND t.status NOT IN ('expired', 'deleted')
+        RETURNING ${transferColumns}`);
+      await db.query(
+        sql.typeAlias('void')`UPDATE transfer_files SET data_key_wrapped = NULL WHERE transfer_id = ${id}`,
+      );
+      return ended;
+    },
+
+    async activate(id: string, scanStatus: string): Promise<TransferRow | null> {
+      return db.maybeOne(sql.type(transferRow)`
+        UPDATE transfers t
+        SET status = 'active', status_reason = NULL, scan_status = ${scanStatus}, activated_at = ms_now(),
+            approval_status = CASE WHEN t.approval_required THEN 'pending' ELSE NULL END
+        WHERE t.id = ${id} AND t.status = 'scanning'
+        RETURNING ${transferColumns}`);
+    },
+
+    async setScanning(id: string, reason: string): Promise<void> {
+      await db.query(sql.typeAlias('void')`
+        UPDATE transfers SET status_reason = ${reason}, scan_status = 'pending'
+        WHERE id = ${id} AND status = 'scanning'`);
+    },
+
+    async setScanStatus(id: string, scanStatus: string): Promise<void> {
+      await db.query(sql.typeAlias('void')`UPDATE transfers SET scan_status = ${scanStatus} WHERE id = ${id}`);
+    },
+
+    async recordFileScan(
+      fileId: string,
+      result: { sha256: string | null; scanStatus: string; signature: string | null },
+    ) {
+      await db.query(sql.typeAlias('void')`
+        UPDATE transfer_files
+        SET sha256 = COALESCE(${result.sha256}, sha256), scan_status = ${result.scanStatus},
+            scan_signature = ${result.signature}
+        WHERE id = ${fileId}`);
+    },
+
+    /** Counts a download if the cap allows; null when the cap is reached (atomic under concurrency). */
+    async countDownload(id: string): Promise<TransferRow | null> {
+      return db.maybeOne(sql.type(transferRow)`
+        UPDATE transfers t SET total_downloads = total_downloads + 1
+        WHERE t.id = ${id} AND t.status = 'active' AND (t.max_downloads IS NULL OR t.total_downloads < t.max_downloads)
+        RETURNING ${transferColumns}`);
+    },
+
+    async recordDownload(id: string, ip: string | null, userAgent: string | null): Promise<void> {
+      await db.query(sql.typeAlias('void')`
+        INSERT INTO transfer_downloads (transfer_id, ip_address, user_agent) VALUES (${id}, ${ip}, ${userAgent})`);
+    },
+
+    async decideApproval(id: string, decision: 'approved' | 'rejected', approverId: string, note: string | null) {
+      const row = await db.one(sql.type(transferRow)`
+        UPDATE transfers t
+        SET approval_status = ${decision}, approved_by = ${approverId}, approval_note = ${note},
+            approved_at = CASE WHEN ${decision}::text = 'approved' THEN ms_now() ELSE NULL END
+        WHERE t.id = ${id}
+        RETURNING ${transferColumns}`);
+      await db.query(sql.typeAlias('void')`
+        INSERT INTO transfer_approvals (transfer_id, approver_id, decision, note, decided_at)
+        VALUES (${id}, ${approverId}, ${decision}, ${note}, ms_now())
+        ON CONFLICT (transfer_id) DO UPDATE
+        SET approver_id = EXCLUDED.approver_id, decision = EXCLUDED.decision, note = EXCLUDED.note,
+            decided_at = EXCLUDED.decided_at`);
+      return row;
+    },
+
+    async setFolder(id: string, folderId: string | null): Promise<void> {
+      await db.query(sql.typeAlias('void')`UPDATE transfers SET folder_id = ${folderId} WHERE id = ${id}`);
+    },
+
+    async extendExpiry(id: string, expiresAt: Date): Promise<void> {
+      await db.query(sql.typeAlias('void')`
+        UPDATE transfers SET expires_at = ${sql.timestamp(expiresAt)} WHERE id = ${id}`);
+    },
+  };
+}

@@ -1,0 +1,164 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Caller } from '../api-keys/present.ts';
+import { generateDataKey, wrapDataKey } from '../crypto/key-wrap.ts';
+import { hashPassword } from '../crypto/password.ts';
+import { randomBase62 } from '../crypto/secrets.ts';
+import { signToken } from '../crypto/signed-token.ts';
+import { createEventQueries } from '../db/queries/events.ts';
+import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
+import { apiError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { limitsFor, type TransferLimits } from './limits.ts';
+import { PART_PLAINTEXT, storedSize } from './parts.ts';
+import { presentTransfer, shareUrl } from './present.ts';
+
+export type CreateTransferInput = {
+  files: Array<{ name: string; size: number; mime_type?: string | undefined }>;
+  expires_in_hours?: number | undefined;
+  max_downloads?: number | undefined;
+  password?: string | undefined;
+  recipient?: string | undefined;
+  transfer_title?: string | undefined;
+  encryption_mode?: 'server' | 'e2e' | undefined;
+  approval_required?: boolean | undefined;
+};
+
+const HOUR_MS = 3_600_000;
+/** The smallest valid blob of the segmented format: a header and one empty segment's tag. */
+const MIN_E2E_BLOB = 32;
+
+export async function createTransfer(services: Services, caller: Caller, input: CreateTransferInput) {
+  const { config } = services;
+  const tenant = { workspaceId: caller.workspaceId, environment: caller.environment };
+  const limits = limitsFor(caller.environment, config);
+  const mode = input.encryption_mode ?? 'server';
+  checkLimits(limits, mode, input);
+
+  const queries = createTransferQueries(services.db);
+  if (limits.transfersPerDay !== null) {
+    const recent = await queries.countCreatedSince(tenant, new Date(Date.now() - 24 * HOUR_MS));
+    if (recent >= limits.transfersPerDay) {
+      throw apiError(
+        'rate_limited',
+        `Sandbox workspaces may create ${limits.transfersPerDay} transfers per 24 hours.`,
+        {
+          headers: { 'Retry-After': '3600' },
+        },
+      );
+    }
+  }
+
+  const now = Date.now();
+  const expiresAt = new Date(now + (input.expires_in_hours ?? limits.defaultExpiryHours) * HOUR_MS);
+  const uploadWindow = new Date(now + config.transfers.uploadWindowHours * HOUR_MS);
+  const uploadDeadline = uploadWindow < expiresAt ? uploadWindow : expiresAt;
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
+
+  const { transfer, files } = await services.db.transaction(async (tx) => {
+    const transfers = createTransferQueries(tx);
+    const transfer = await transfers.insert({
+      ...tenant,
+      userId: caller.userId,
+      shortCode: randomBase62(10),
+      title: input.transfer_title ?? null,
+      encryptionMode: mode,
+      expiresAt,
+      uploadDeadline,
+      maxDownloads: input.max_downloads ?? limits.maxDownloads,
+      passwordHash,
+      recipient: input.recipient ?? null,
+      approvalRequired: input.approval_required ?? false,
+    });
+    const files: FileRow[] = [];
+    for (const [position, file] of input.files.entries()) {
+      const id = randomUUID();
+      const dataKey = mode === 'server' ? generateDataKey() : null;
+      files.push(
+        await transfers.insertFile(
+          transfer.id,
+          {
+            position,
+            name: file.name,
+            size: file.size,
+            mimeType: file.mime_type ?? 'application/octet-stream',
+            objectKey: `${transfer.environment}/${transfer.workspace_id}/${transfer.id}/${id}`,
+            dataKeyWrapped: dataKey ? wrapDataKey(services.keyring, dataKey, id) : null,
+            noncePrefix: mode === 'server' ? randomBytes(7) : null,
+            encryptedSize: storedSize(file.size, mode),
+          },
+          id,
+        ),
+      );
+    }
+    const events = createEventQueries(tx);
+    const data = { transfer: eventView(transfer, files) };
+    await events.record(tenant, 'transfer.created', data);
+    if (mode === 'e2e') await events.record(tenant, 'transfer.e2e_created', data);
+    await services.transfers.start(transfer.id);
+    return { transfer, files };
+  });
+
+  return {
+    transfer: presentTransfer(config, transfer, files),
+    upload_urls: files.map((file) => uploadUrlFor(services, transfer, file)),
+    share_url: shareUrl(config, transfer.short_code),
+  };
+}
+
+/** One upload_urls entry: a signed, single-file URL that needs no API key (docs/transfers.md). */
+export function uploadUrlFor(services: Services, transfer: TransferRow, file: FileRow) {
+  const token = signToken(services.keys.links, 'upload', { f: file.id, t: transfer.id }, transfer.upload_deadline);
+  return {
+    file_id: file.id,
+    name: file.name,
+    size: file.size,
+    method: 'PUT' as const,
+    url: `${services.config.api.publicBaseUrl}/v1/uploads/${token}`,
+    headers: { 'Content-Type': 'application/octet-stream' },
+    expires_at: transfer.upload_deadline,
+    resumable: true,
+    part_size: PART_PLAINTEXT,
+  };
+}
+
+function checkLimits(limits: TransferLimits, mode: 'server' | 'e2e', input: CreateTransferInput) {
+  if (input.files.length > limits.maxFiles) {
+    throw apiError('validation_error', `At most ${limits.maxFiles} files per transfer.`, { param: 'files' });
+  }
+  for (const [index, file] of input.files.entries()) {
+    if (file.size > limits.maxFileBytes) {
+      throw apiError('validation_error', `Each file may hold at most ${limits.maxFileBytes} bytes.`, {
+        param: `files.${index}.size`,
+      });
+    }
+    if (mode === 'e2e' && file.size < MIN_E2E_BLOB) {
+      throw apiError('validation_error', `An end-to-end encrypted file is at least ${MIN_E2E_BLOB} bytes.`, {
+        param: `files.${index}.size`,
+      });
+    }
+  }
+  if (input.expires_in_hours !== undefined && input.expires_in_hours > limits.maxExpiryHours) {
+    throw apiError('validation_error', `expires_in_hours may be at most ${limits.maxExpiryHours}.`, {
+      param: 'expires_in_hours',
+    });
+  }
+  if (limits.maxDownloads !== null && input.max_downloads !== undefined && input.max_downloads > limits.maxDownloads) {
+    throw apiError('validation_error', `max_downloads may be at most ${limits.maxDownloads} here.`, {
+      param: 'max_downloads',
+    });
+  }
+}
+
+/** What events say about a transfer: ids and state, never passwords or keys. */
+export function eventView(transfer: TransferRow, files?: readonly FileRow[]) {
+  return {
+    id: transfer.id,
+    short_code: transfer.short_code,
+    status: transfer.status,
+    transfer_title: transfer.transfer_title,
+    encryption_mode: transfer.encryption_mode,
+    recipient: transfer.recipient,
+    expires_at: transfer.expires_at.toISOString(),
+    ...(files ? { files_count: files.length, total_bytes: files.reduce((sum, f) => sum + f.size, 0) } : {}),
+  };
+}

@@ -1,0 +1,9 @@
+// What the API tells a transfer's workflow (transfer-<id>). Implemented with
+// Temporal in lib/temporal.ts; the workflow owns every timed transition.
+export type TransferLifecycle = {
+  start(transferId: string): Promise<void>;
+  fileUploaded(transferId: string, fileId: string): Promise<void>;
+  revoked(transferId: string): Promise<void>;
+  approvalDecided(transferId: string, decision: 'approved' | 'rejected'): Promise<void>;
+  expiryExtended(transferId: string, expiresAt: Date): Promise<void>;
+};

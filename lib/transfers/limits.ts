@@ -1,0 +1,37 @@
+import type { Environment } from '../api-keys/values.ts';
+import type { Config } from '../config.ts';
+
+export type TransferLimits = {
+  maxFileBytes: number;
+  maxFiles: number;
+  maxExpiryHours: number;
+  defaultExpiryHours: number;
+  /** Cap on max_downloads, and its default when the client sends none; null for no cap. */
+  maxDownloads: number | null;
+  /** Transfers a workspace may create per rolling 24 hours; null for no quota. */
+  transfersPerDay: number | null;
+};
+
+const MiB = 1024 * 1024;
+
+/** Sandbox limits are the spec's and fixed; live and test limits are configuration. */
+export function limitsFor(environment: Environment, config: Config): TransferLimits {
+  if (environment === 'sandbox') {
+    return {
+      maxFileBytes: 10 * MiB,
+      maxFiles: 10,
+      maxExpiryHours: 24,
+      defaultExpiryHours: 24,
+      maxDownloads: 5,
+      transfersPerDay: 25,
+    };
+  }
+  return {
+    maxFileBytes: config.transfers.maxFileBytes,
+    maxFiles: config.transfers.maxFiles,
+    maxExpiryHours: config.transfers.maxExpiryHours,
+    defaultExpiryHours: config.transfers.defaultExpiryHours,
+    maxDownloads: null,
+    transfersPerDay: null,
+  };
+}

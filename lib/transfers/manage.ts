@@ -1,0 +1,104 @@
+import type { Caller } from '../api-keys/present.ts';
+import { createEventQueries } from '../db/queries/events.ts';
+import { createFolderQueries } from '../db/queries/folders.ts';
+import { createTransferQueries, type TransferFilters } from '../db/queries/transfers.ts';
+import { apiError, notFound } from '../errors.ts';
+import type { PageQuery } from '../pagination.ts';
+import type { Services } from '../services.ts';
+import { eventView } from './create.ts';
+import { presentTransfer } from './present.ts';
+
+const tenantOf = (caller: Caller) => ({ workspaceId: caller.workspaceId, environment: caller.environment });
+
+export async function getTransfer(services: Services, caller: Caller, id: string) {
+  const queries = createTransferQueries(services.db);
+  const transfer = await queries.find(tenantOf(caller), id);
+  if (!transfer) throw notFound('transfer');
+  return presentTransfer(services.config, transfer, await queries.files(id));
+}
+
+export async function listTransfers(services: Services, caller: Caller, query: PageQuery & TransferFilters) {
+  const filters = { status: query.status, search: query.search };
+  const window = services.paginator.open('transfers', filters, query);
+  const queries = createTransferQueries(services.db);
+  const rows = await queries.list(tenantOf(caller), filters, window);
+  const page = services.paginator.close('transfers', filters, query, rows, (row) => row);
+  const data = await Promise.all(
+    page.data.map(async (row) => presentTransfer(services.config, row, await queries.files(row.id))),
+  );
+  return { ...page, data };
+}
+
+/**
+ * Revokes a transfer: in one transaction it becomes `deleted` and its data
+ * keys are destroyed, so nothing can be decrypted from that moment; the
+ * workflow then deletes the stored objects. Revoking again changes nothing.
+ */
+export async function revokeTransfer(services: Services, caller: Caller, id: string) {
+  const transfer = await services.db.transaction(async (tx) => {
+    const queries = createTransferQueries(tx);
+    const current = await queries.findForUpdate(tenantOf(caller), id);
+    if (!current) throw notFound('transfer');
+    const ended = await queries.end(id, 'deleted', 'revoked');
+    if (ended)
+      await createEventQueries(tx).record(tenantOf(caller), 'transfer.deleted', {
+        transfer: eventView(ended),
+        reason: 'revoked',
+      });
+    return ended ?? current;
+  });
+  const files = await createTransferQueries(services.db).files(id);
+  await services.transfers.revoked(id).catch(async () => {
+    // The workflow has already finished (or cannot be reached): delete the objects here.
+    for (const file of files) await services.objects.remove(file.object_key);
+  });
+  return presentTransfer(services.config, transfer, files);
+}
+
+export async function decideApproval(
+  services: Services,
+  caller: Caller,
+  id: string,
+  input: { decision: 'approved' | 'rejected'; note?: string | undefined },
+) {
+  const row = await services.db.transaction(async (tx) => {
+    const queries = createTransferQueries(tx);
+    const current = await queries.findForUpdate(tenantOf(caller), id);
+    if (!current) throw notFound('transfer');
+    if (!current.approval_required) {
+      throw apiError('validation_error', 'This transfer does not require approval.', {
+        status: 422,
+        param: 'decision',
+      });
+    }
+    const decided = await queries.decideApproval(id, input.decision, caller.userId, input.note ?? null);
+    await createEventQueries(tx).record(tenantOf(caller), `transfer.${input.decision}`, {
+      transfer: eventView(decided),
+      approved_by: caller.userId,
+      note: input.note ?? null,
+    });
+    return decided;
+  });
+  // The workflow mails the owner and, once approved, the recipient; a missed signal must not undo the decision.
+  await services.transfers.approvalDecided(id, input.decision).catch(() => {});
+  return presentTransfer(services.config, row, await createTransferQueries(services.db).files(id));
+}
+
+export async function fileIntoFolder(services: Services, caller: Caller, id: string, folderId: string) {
+  return services.db.transaction(async (tx) => {
+    const queries = createTransferQueries(tx);
+    if (!(await queries.findForUpdate(tenantOf(caller), id))) throw notFound('transfer');
+    if (!(await createFolderQueries(tx).find(tenantOf(caller), folderId))) {
+      throw apiError('not_found', 'No such folder.', { param: 'folder_id' });
+    }
+    await queries.setFolder(id, folderId);
+    return { object: 'transfer_folder' as const, transfer_id: id, folder_id: folderId };
+  });
+}
+
+export async function removeFromFolder(services: Services, caller: Caller, id: string) {
+  const queries = createTransferQueries(services.db);
+  if (!(await queries.find(tenantOf(caller), id))) throw notFound('transfer');
+  await queries.setFolder(id, null);
+  return { object: 'transfer_folder' as const, transfer_id: id, folder_id: null };
+}

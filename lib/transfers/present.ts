@@ -1,0 +1,53 @@
+import type { Config } from '../config.ts';
+import type { FileRow, TransferRow } from '../db/queries/transfers.ts';
+
+export function shareUrl(config: Config, shortCode: string): string {
+  return `${config.api.publicBaseUrl}/t/${shortCode}`;
+}
+
+export function presentFile(file: FileRow) {
+  return {
+    id: file.id,
+    object: 'transfer_file' as const,
+    name: file.name,
+    size: file.size,
+    mime_type: file.mime_type,
+    upload_state: file.upload_state,
+    bytes_received: file.bytes_received,
+    sha256: file.sha256,
+    scan_status: file.scan_status,
+  };
+}
+
+/** A transfer as its owner sees it. Never the password hash or any key material. */
+export function presentTransfer(config: Config, transfer: TransferRow, files: readonly FileRow[]) {
+  return {
+    id: transfer.id,
+    object: 'transfer' as const,
+    short_code: transfer.short_code,
+    transfer_title: transfer.transfer_title,
+    status: transfer.status,
+    status_reason: transfer.status_reason,
+    encryption_mode: transfer.encryption_mode,
+    scan_status: transfer.scan_status,
+    expires_at: transfer.expires_at,
+    total_downloads: transfer.total_downloads,
+    max_downloads: transfer.max_downloads,
+    password_protected: transfer.password_hash !== null,
+    recipient: transfer.recipient,
+    share_url: shareUrl(config, transfer.short_code),
+    approval_required: transfer.approval_required,
+    approval_status: transfer.approval_status,
+    approved_at: transfer.approved_at,
+    approved_by: transfer.approved_by,
+    approval_note: transfer.approval_note,
+    folder_id: transfer.folder_id,
+    tags: transfer.tags,
+    workspace_id: transfer.workspace_id,
+    user_id: transfer.user_id,
+    created_at: transfer.created_at,
+    files: files.map(presentFile),
+  };
+}
+
+export type PresentedTransfer = ReturnType<typeof presentTransfer>;

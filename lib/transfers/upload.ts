@@ -1,0 +1,176 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { PassThrough, type Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { generateDataKey, unwrapDataKey, wrapDataKey } from '../crypto/key-wrap.ts';
+import { createEncryptStream, NONCE_PREFIX_SIZE, SizeMismatchError } from '../crypto/segmented-aead.ts';
+import { verifyToken } from '../crypto/signed-token.ts';
+import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
+import { createUploadQueries } from '../db/queries/uploads.ts';
+import { apiError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { PartWriter, UploadSizeError } from './part-writer.ts';
+import { partPlan, SEGMENT_SIZE } from './parts.ts';
+import { presentFile } from './present.ts';
+
+// PUT /v1/uploads/{token}: one file, streamed straight through encryption
+// into S3 multipart parts. Resumable: committed parts survive an interrupted
+// request, HEAD reports how far the file got, and a PUT with Content-Range
+// continues from there.
+
+export type UploadTarget = { transfer: TransferRow; file: FileRow };
+
+export async function resolveUpload(services: Services, token: string): Promise<UploadTarget> {
+  const check = verifyToken(services.keys.links, 'upload', token);
+  if (!check.ok) {
+    throw check.reason === 'expired'
+      ? apiError('not_found', 'This upload URL has expired.', { status: 410 })
+      : apiError('not_found', 'No such upload URL.');
+  }
+  const queries = createTransferQueries(services.db);
+  const [transfer, file] = await Promise.all([queries.findById(check.data.t ?? ''), queries.file(check.data.f ?? '')]);
+  if (!transfer || !file || file.transfer_id !== transfer.id) throw apiError('not_found', 'No such upload URL.');
+  return { transfer, file };
+}
+
+export function uploadOffset(file: FileRow): number {
+  return file.upload_state === 'uploaded' ? file.size : file.bytes_received;
+}
+
+export async function receiveUpload(
+  services: Services,
+  target: UploadTarget,
+  body: Readable,
+  headers: { contentRange?: string | undefined; contentLength?: string | undefined },
+) {
+  const { transfer } = target;
+  let { file } = target;
+  if (file.upload_state === 'uploaded') {
+    body.resume();
+    // Repeating a finished upload is harmless and re-tells the workflow, in case that failed the first time.
+    await services.transfers.fileUploaded(transfer.id, file.id);
+    return { ...presentFile(file), upload_offset: file.size };
+  }
+  if (transfer.status !== 'scanning' || transfer.status_reason !== 'uploading') {
+    throw apiError(
+      'validation_error',
+      `This transfer no longer accepts uploads (${transfer.status_reason ?? transfer.status}).`,
+      {
+        status: 409,
+      },
+    );
+  }
+  const start = parseStart(headers.contentRange, file);
+  if (headers.contentLength !== undefined && Number(headers.contentLength) !== file.size - start) {
+    throw apiError('validation_error', `Content-Length must be ${file.size - start} for this request.`, {
+      param: 'Content-Length',
+    });
+  }
+
+  const uploads = createUploadQueries(services.db);
+  const leased = await uploads.acquireLease(file.id);
+  if (!leased) {
+    throw apiError('validation_error', 'Another upload of this file is in progress.', { status: 409 });
+  }
+  file = leased;
+  try {
+    return await streamParts(services, transfer, file, start, body);
+  } catch (error) {
+    if (error instanceof UploadSizeError || error instanceof SizeMismatchError) {
+      throw apiError('validation_error', error.message, { param: 'body' });
+    }
+    throw error;
+  } finally {
+    await uploads.releaseLease(file.id);
+  }
+}
+
+async function streamParts(services: Services, transfer: TransferRow, file: FileRow, start: number, body: Readable) {
+  const uploads = createUploadQueries(services.db);
+  const objects = services.objects;
+  const mode = transfer.encryption_mode;
+  const plan = partPlan(file.size, mode);
+  const firstPart = plan.findIndex((p) => p.plainStart === start);
+  if (firstPart === -1) throw new Error(`no part starts at ${start}`);
+
+  let uploadId = file.multipart_upload_id;
+  let parts = file.parts;
+  let { data_key_wrapped: wrappedKey, nonce_prefix: noncePrefix } = file;
+  if (start === 0) {
+    if (uploadId) await objects.abortMultipart(file.object_key, uploadId);
+    uploadId = await objects.startMultipart(file.object_key);
+    if (mode === 'server') {
+      wrappedKey = wrapDataKey(services.keyring, generateDataKey(), file.id);
+      noncePrefix = randomBytes(NONCE_PREFIX_SIZE);
+    }
+    await uploads.begin(
+      file.id,
+      uploadId,
+      wrappedKey && noncePrefix ? { dataKeyWrapped: wrappedKey, noncePrefix } : null,
+    );
+    parts = [];
+  }
+  const multipartId = uploadId;
+  if (!multipartId) throw new Error('resuming an upload that has no multipart upload');
+
+  const writer = new PartWriter(plan.slice(firstPart), async (part, bytes) => {
+    const etag = await objects.uploadPart(file.object_key, multipartId, part.number, bytes);
+    const stored = { partNumber: part.number, etag };
+    parts = [...parts, stored];
+    await uploads.commitPart(file.id, stored, part.plainEnd);
+  });
+  // The hash is of the plaintext, so it can only be computed when this request carries all of it.
+  const hash = start === 0 ? createHash('sha256') : null;
+  const stages: Array<NodeJS.ReadWriteStream> = [];
+  if (hash) stages.push(hashing(hash));
+  if (mode === 'server') {
+    if (!wrappedKey || !noncePrefix) throw new Error(`file ${file.id} has no key material`);
+    stages.push(
+      createEncryptStream({
+        key: unwrapDataKey(services.keyring, wrappedKey, file.id),
+        plaintextSize: file.size,
+        segmentSize: SEGMENT_SIZE,
+        noncePrefix,
+        firstSegment: start / SEGMENT_SIZE,
+      }),
+    );
+  }
+  await pipeline(body, ...(stages.length > 0 ? stages : [new PassThrough()]), writer);
+
+  await objects.completeMultipart(file.object_key, multipartId, parts);
+  const sha256 = hash ? hash.digest('hex') : null;
+  await uploads.complete(file.id, sha256);
+  await services.transfers.fileUploaded(transfer.id, file.id);
+  const done = await createTransferQueries(services.db).file(file.id);
+  if (!done) throw new Error(`file ${file.id} vanished`);
+  return { ...presentFile(done), upload_offset: done.size };
+}
+
+function hashing(hash: ReturnType<typeof createHash>): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      callback(null, chunk);
+    },
+  });
+}
+
+/** Where this request's bytes start: 0 without Content-Range, else the stored offset it must match. */
+function parseStart(contentRange: string | undefined, file: FileRow): number {
+  if (contentRange === undefined) return 0;
+  const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange.trim());
+  const offset = uploadOffset(file);
+  const [start, end, total] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [];
+  if (start === undefined || end === undefined || total !== file.size || end !== file.size - 1 || start > end) {
+    throw apiError('validation_error', `Content-Range must be "bytes ${offset}-${file.size - 1}/${file.size}".`, {
+      param: 'Content-Range',
+    });
+  }
+  if (start !== offset && start !== 0) {
+    throw apiError('validation_error', `This file has ${offset} bytes stored: resume from byte ${offset}.`, {
+      param: 'Content-Range',
+      status: 409,
+      details: { upload_offset: offset },
+    });
+  }
+  return start;
+}

@@ -1,0 +1,103 @@
+import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { createTransferActivities } from '../activities/transfers.ts';
+
+type Activities = ReturnType<typeof createTransferActivities>;
+
+// Database and object-store steps: short, retried until they succeed.
+const storage = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+// Scanning streams a whole file through decryption and clamd: long, so it heartbeats.
+const scanning = proxyActivities<Activities>({
+  startToCloseTimeout: '6 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+// Mail is best effort: a few tries, then the transfer goes on without it.
+const mail = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 5 },
+});
+
+// The first read may race the commit that created the transfer; a transfer that
+// never appears (its transaction rolled back) ends the workflow after a minute or so.
+const firstLook = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    initialInterval: '100 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 12,
+  },
+});
+
+export const fileUploadedSignal = defineSignal<[string]>('fileUploaded');
+export const revokedSignal = defineSignal('revoked');
+export const approvalDecidedSignal = defineSignal<['approved' | 'rejected']>('approvalDecided');
+export const expiryExtendedSignal = defineSignal<[string]>('expiryExtended');
+
+/**
+ * Owns one transfer's life (workflow id `transfer-<id>`): waits for its
+ * uploads until the deadline, scans them, activates the transfer, runs the
+ * approval circuit and the recipient mail, and ends it at expiry or revocation.
+ */
+export async function transferLifecycle(input: { transferId: string }): Promise<string> {
+  const { transferId } = input;
+  const plan = await firstLook.loadTransferPlan(transferId);
+  const uploaded = new Set(plan.uploadedFileIds);
+  let revoked = false;
+  let decision: 'approved' | 'rejected' | null = null;
+  let expiresAt = Date.parse(plan.expiresAt);
+  setHandler(fileUploadedSignal, (fileId) => {
+    uploaded.add(fileId);
+  });
+  setHandler(revokedSignal, () => {
+    revoked = true;
+  });
+  setHandler(approvalDecidedSignal, (value) => {
+    decision = value;
+  });
+  setHandler(expiryExtendedSignal, (iso) => {
+    expiresAt = Math.max(expiresAt, Date.parse(iso));
+  });
+
+  const allUploaded = () => plan.fileIds.every((id) => uploaded.has(id));
+  const inTime = await condition(() => allUploaded() || revoked, msUntil(Date.parse(plan.uploadDeadline)));
+  if (revoked) return end('revoked');
+  if (!inTime) {
+    await storage.endTransfer(transferId, 'deleted', 'upload_incomplete');
+    return 'upload_incomplete';
+  }
+
+  await storage.beginScan(transferId);
+  for (const fileId of plan.fileIds) await scanning.scanFile(fileId);
+  const outcome = await storage.settleScan(transferId);
+  if (outcome === 'infected') return 'infected';
+  if (revoked) return end('revoked');
+
+  if (plan.approvalRequired) {
+    await mail.requestApproval(transferId);
+    await condition(() => decision !== null || revoked || Date.now() >= expiresAt, msUntil(expiresAt));
+    if (decision !== null) await mail.notifyApprovalDecision(transferId);
+  }
+  if (plan.recipient && (!plan.approvalRequired || decision === 'approved') && !revoked) {
+    await mail.notifyRecipient(transferId);
+  }
+
+  // Sleep until expiry; an extension moves the deadline, so look again when the timer fires.
+  while (!revoked && Date.now() < expiresAt) {
+    await condition(() => revoked, msUntil(expiresAt));
+  }
+  return revoked ? end('revoked') : end('expired');
+
+  async function end(how: 'revoked' | 'expired'): Promise<string> {
+    await storage.endTransfer(transferId, how === 'expired' ? 'expired' : 'deleted', how);
+    return how;
+  }
+}
+
+function msUntil(at: number): number {
+  // condition() treats a timeout of 0 as "no timeout": never pass it.
+  return Math.max(1, at - Date.now());
+}
