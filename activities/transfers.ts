@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { PassThrough, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto/key-wrap.ts';
 import { createAuditQueries } from '../lib/db/queries/audit.ts';
@@ -47,16 +47,28 @@ export function createTransferActivities(deps: TransferActivityDeps) {
     return transfer;
   }
 
-  async function record(transfer: TransferRow, type: string, extra: Record<string, unknown> = {}) {
-    await createEventQueries(db).record(
+  // A state change, its events and its audit entry commit together, so a retry
+  // after a crash finds either all of them or none.
+  async function record(
+    conn: CommonQueryMethods,
+    transfer: TransferRow,
+    type: string,
+    extra: Record<string, unknown> = {},
+  ) {
+    await createEventQueries(conn).record(
       { workspaceId: transfer.workspace_id, environment: transfer.environment },
       type,
       { transfer: eventView(transfer), ...extra },
     );
   }
 
-  async function audit(transfer: TransferRow, action: string, metadata: Record<string, unknown> = {}) {
-    await createAuditQueries(db).insert({
+  async function audit(
+    conn: CommonQueryMethods,
+    transfer: TransferRow,
+    action: string,
+    metadata: Record<string, unknown> = {},
+  ) {
+    await createAuditQueries(conn).insert({
       workspaceId: transfer.workspace_id,
       environment: transfer.environment,
       actorId: null,
@@ -146,16 +158,16 @@ export function createTransferActivities(deps: TransferActivityDeps) {
       const statuses = new Set(files.map((f) => f.scan_status));
       if (statuses.has('infected')) {
         const signatures = files.filter((f) => f.scan_status === 'infected').map((f) => f.scan_signature);
-        await transfers.setScanStatus(transferId, 'infected');
-        const ended = await db.transaction(async (tx) =>
-          createTransferQueries(tx).end(transferId, 'deleted', 'infected'),
-        );
+        await db.transaction(async (tx) => {
+          const queries = createTransferQueries(tx);
+          await queries.setScanStatus(transferId, 'infected');
+          const ended = await queries.end(transferId, 'deleted', 'infected');
+          if (!ended) return;
+          await record(tx, ended, 'transfer.scanned', { scan_status: 'infected' });
+          await record(tx, ended, 'transfer.scan_infected', { signatures });
+          await audit(tx, ended, 'transfer.scan_infected', { signatures });
+        });
         await destroyContent(transferId);
-        if (ended) {
-          await record(ended, 'transfer.scanned', { scan_status: 'infected' });
-          await record(ended, 'transfer.scan_infected', { signatures });
-          await audit(ended, 'transfer.scan_infected', { signatures });
-        }
         return 'infected';
       }
       const scanStatus = statuses.has('too_large')
@@ -163,23 +175,27 @@ export function createTransferActivities(deps: TransferActivityDeps) {
         : transfer.encryption_mode === 'e2e'
           ? 'not_scanned_e2e'
           : 'clean';
-      const active = await transfers.activate(transferId, scanStatus);
-      if (active) {
-        await record(active, 'transfer.scanned', { scan_status: scanStatus });
-        if (scanStatus === 'clean') await record(active, 'transfer.scan_clean');
-        if (active.approval_required) await record(active, 'transfer.approval_requested');
-      }
+      await db.transaction(async (tx) => {
+        const active = await createTransferQueries(tx).activate(transferId, scanStatus);
+        if (!active) return;
+        await record(tx, active, 'transfer.scanned', { scan_status: scanStatus });
+        if (scanStatus === 'clean') await record(tx, active, 'transfer.scan_clean');
+        if (active.approval_required) await record(tx, active, 'transfer.approval_requested');
+        await audit(tx, active, 'transfer.activated', { scan_status: scanStatus });
+      });
       return 'active';
     },
 
-    /** Ends a transfer: status, crypto-shredding of its keys, deletion of its objects, and the event. */
+    /** Ends a transfer: status, crypto-shredding of its keys, the event; then deletion of its objects. */
     async endTransfer(transferId: string, status: 'expired' | 'deleted', reason: string): Promise<void> {
-      const ended = await db.transaction(async (tx) => createTransferQueries(tx).end(transferId, status, reason));
+      const type = status === 'expired' ? 'transfer.expired' : 'transfer.deleted';
+      await db.transaction(async (tx) => {
+        const ended = await createTransferQueries(tx).end(transferId, status, reason);
+        if (!ended) return;
+        await record(tx, ended, type, { reason });
+        await audit(tx, ended, type, { reason });
+      });
       await destroyContent(transferId);
-      if (ended) {
-        await record(ended, status === 'expired' ? 'transfer.expired' : 'transfer.deleted', { reason });
-        await audit(ended, status === 'expired' ? 'transfer.expired' : 'transfer.deleted', { reason });
-      }
     },
 
     /** Mails the workspace owner that a transfer waits for a decision. */

@@ -11,7 +11,8 @@ const storage = proxyActivities<Activities>({
 // Scanning streams a whole file through decryption and clamd: long, so it heartbeats.
 const scanning = proxyActivities<Activities>({
   startToCloseTimeout: '6 hours',
-  heartbeatTimeout: '2 minutes',
+  // A dead worker is noticed when heartbeats stop: keep it short so the scan restarts soon.
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
 // Mail is best effort: a few tries, then the transfer goes on without it.
