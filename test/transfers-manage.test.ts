@@ -4,6 +4,7 @@ import { buffer } from 'node:stream/consumers';
 import test from 'ava';
 import { createDecryptStream, createEncryptStream } from '../lib/crypto/segmented-aead.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
+import { extendExpiry } from '../lib/transfers/manage.ts';
 import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { mailsTo, uniqueAddress, waitForMail } from './helpers/mail.ts';
 import { content, createTransfer, fetchBytes, links, put, waitForTransfer } from './helpers/transfers.ts';
@@ -305,4 +306,32 @@ test('the share page renders for people and answers JSON to clients; missing fil
   const missing = await api.call('POST', '/v1/transfers', { key: ws.keys.live, body: {} });
   t.is(missing.status, 400);
   t.is(missing.body.error.param, 'files');
+});
+
+test('extending expiry moves both the row and the workflow timer', async (t) => {
+  const created = await activeTransfer({ expires_in_hours: 3 / 3600 });
+  const me = (await api.call('GET', '/v1/me', { key: ws.keys.live })).body;
+  const caller = {
+    workspaceId: ws.workspace_id,
+    environment: 'live' as const,
+    userId: ws.user_id,
+    apiKeyId: me.api_key.id,
+    keyType: 'full' as const,
+    scopes: ['*'],
+  };
+  const before = Date.now();
+  const expiresAt = await extendExpiry(api.services, caller, created.transfer.id, 6 / 3600);
+  t.true(expiresAt.getTime() > before + 5_000);
+  await new Promise((resolve) => setTimeout(resolve, 4_000));
+  const still = await api.call('GET', `/v1/transfers/${created.transfer.id}`, { key: ws.keys.live });
+  t.is(still.body.status, 'active', 'the original deadline has passed, the extended one has not');
+  const expired = await waitForTransfer(
+    api,
+    ws.keys.live,
+    created.transfer.id,
+    (tr) => tr.status === 'expired',
+    30_000,
+  );
+  t.true(Date.now() >= expiresAt.getTime());
+  t.is(expired.status_reason, 'expired');
 });

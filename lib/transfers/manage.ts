@@ -6,6 +6,7 @@ import { apiError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
 import { eventView } from './create.ts';
+import { limitsFor } from './limits.ts';
 import { presentTransfer } from './present.ts';
 
 const tenantOf = (caller: Caller) => ({ workspaceId: caller.workspaceId, environment: caller.environment });
@@ -101,4 +102,27 @@ export async function removeFromFolder(services: Services, caller: Caller, id: s
   if (!(await queries.find(tenantOf(caller), id))) throw notFound('transfer');
   await queries.setFolder(id, null);
   return { object: 'transfer_folder' as const, transfer_id: id, folder_id: null };
+}
+
+/**
+ * Pushes a transfer's expiry later (automation rules use this). The row moves
+ * first; the workflow's timer follows the signal. Only active or scanning
+ * transfers can be extended, never beyond the environment's longest expiry.
+ */
+export async function extendExpiry(services: Services, caller: Caller, id: string, byHours: number) {
+  const extended = await services.db.transaction(async (tx) => {
+    const queries = createTransferQueries(tx);
+    const current = await queries.findForUpdate(tenantOf(caller), id);
+    if (!current) throw notFound('transfer');
+    if (current.status === 'expired' || current.status === 'deleted') {
+      throw apiError('validation_error', `A transfer that is ${current.status} cannot be extended.`, { status: 409 });
+    }
+    const limit =
+      current.created_at.getTime() + limitsFor(caller.environment, services.config).maxExpiryHours * 3_600_000;
+    const expiresAt = new Date(Math.min(limit, current.expires_at.getTime() + byHours * 3_600_000));
+    await queries.extendExpiry(id, expiresAt);
+    return expiresAt;
+  });
+  await services.transfers.expiryExtended(id, extended);
+  return extended;
 }
