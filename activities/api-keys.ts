@@ -16,18 +16,12 @@ export function createApiKeyActivities(deps: { db: DatabasePool }) {
         await createEventQueries(tx).record(tenant, 'api_key.expired', {
           api_key: { id: key.id, name: key.name, key_prefix: key.key_prefix, environment: key.environment },
         });
-        await createAuditQueries(tx).insert({
+        await createAuditQueries(tx).insertSystem({
           ...tenant,
-          actorId: null,
           apiKeyId: key.id,
           action: 'api_key.expired',
           resourceType: 'api_key',
           resourceId: key.id,
-          ipAddress: null,
-          userAgent: null,
-          countryCode: null,
-          status: 'success',
-          requestId: null,
           metadata: { expires_at: key.expires_at?.toISOString() ?? null },
         });
         return 'expired';
@@ -40,20 +34,13 @@ export function createApiKeyActivities(deps: { db: DatabasePool }) {
         if (!retired) return 'nothing-to-do';
         const key = await createApiKeyQueries(tx).findById(retired.apiKeyId);
         if (key) {
-          await createAuditQueries(tx).insert({
+          await createAuditQueries(tx).insertSystem({
             workspaceId: key.workspace_id,
             environment: key.environment,
-            actorId: null,
             apiKeyId: key.id,
             action: 'api_key.rotation_grace_ended',
             resourceType: 'api_key',
             resourceId: key.id,
-            ipAddress: null,
-            userAgent: null,
-            countryCode: null,
-            status: 'success',
-            requestId: null,
-            metadata: {},
           });
         }
         return 'retired';

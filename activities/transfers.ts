@@ -68,19 +68,12 @@ export function createTransferActivities(deps: TransferActivityDeps) {
     action: string,
     metadata: Record<string, unknown> = {},
   ) {
-    await createAuditQueries(conn).insert({
+    await createAuditQueries(conn).insertSystem({
       workspaceId: transfer.workspace_id,
       environment: transfer.environment,
-      actorId: null,
-      apiKeyId: null,
       action,
       resourceType: 'transfer',
       resourceId: transfer.id,
-      ipAddress: null,
-      userAgent: null,
-      countryCode: null,
-      status: 'success',
-      requestId: null,
       metadata,
     });
   }

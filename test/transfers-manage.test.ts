@@ -309,7 +309,10 @@ test('the share page renders for people and answers JSON to clients; missing fil
 });
 
 test('extending expiry moves both the row and the workflow timer', async (t) => {
-  const created = await activeTransfer({ expires_in_hours: 3 / 3600 });
+  const created = await activeTransfer({ expires_in_hours: 15 / 3600 });
+  const original = Date.parse(
+    (await api.call('GET', `/v1/transfers/${created.transfer.id}`, { key: ws.keys.live })).body.expires_at,
+  );
   const me = (await api.call('GET', '/v1/me', { key: ws.keys.live })).body;
   const caller = {
     workspaceId: ws.workspace_id,
@@ -319,10 +322,9 @@ test('extending expiry moves both the row and the workflow timer', async (t) => 
     keyType: 'full' as const,
     scopes: ['*'],
   };
-  const before = Date.now();
-  const expiresAt = await extendExpiry(api.services, caller, created.transfer.id, 6 / 3600);
-  t.true(expiresAt.getTime() > before + 5_000);
-  await new Promise((resolve) => setTimeout(resolve, 4_000));
+  const expiresAt = await extendExpiry(api.services, caller, created.transfer.id, 8 / 3600);
+  t.is(expiresAt.getTime(), original + 8_000);
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, original + 2_000 - Date.now())));
   const still = await api.call('GET', `/v1/transfers/${created.transfer.id}`, { key: ws.keys.live });
   t.is(still.body.status, 'active', 'the original deadline has passed, the extended one has not');
   const expired = await waitForTransfer(

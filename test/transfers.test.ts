@@ -258,7 +258,8 @@ test('revoking deletes the transfer at once: keys destroyed, downloads refused, 
 test('expiry ends the transfer at expires_at and destroys its content', async (t) => {
   const data = content(10 * 1024);
   const created = await createTransfer(api, ws.keys.live, {
-    expires_in_hours: 6 / 3600,
+    // Long enough to upload and scan on a loaded machine: the upload deadline is never past the expiry.
+    expires_in_hours: 20 / 3600,
     files: [{ name: 'brief.bin', size: data.length }],
   });
   await put(created.upload_urls[0]?.url ?? '', data);

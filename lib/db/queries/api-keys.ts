@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 
 export const environmentSchema = z.enum(['live', 'test', 'sandbox']);
@@ -106,12 +107,10 @@ export function createApiKeyQueries(db: CommonQueryMethods) {
     },
 
     async list(tenant: Tenant, window: PageWindow): Promise<readonly ApiKeyRow[]> {
-      const after = window.after
-        ? sql.fragment`AND (k.created_at, k.id) < (${sql.timestamp(window.after.createdAt)}, ${window.after.id})`
-        : sql.fragment``;
       return db.any(sql.type(apiKeyRow)`
         SELECT ${columns} FROM api_keys k
-        WHERE k.workspace_id = ${tenant.workspaceId} AND k.environment = ${tenant.environment} ${after}
+        WHERE k.workspace_id = ${tenant.workspaceId} AND k.environment = ${tenant.environment}
+          AND ${olderThanCursor(window, 'k')}
         ORDER BY k.created_at DESC, k.id DESC
         LIMIT ${window.fetch} OFFSET ${window.offset}`);
     },

@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
 
@@ -46,14 +47,43 @@ export type AuditFilters = {
 };
 
 export function createAuditQueries(db: CommonQueryMethods) {
+  async function insert(entry: AuditEntry): Promise<void> {
+    await db.query(sql.typeAlias('void')`
+      INSERT INTO audit_log (workspace_id, environment, actor_id, api_key_id, action, resource_type, resource_id,
+                             ip_address, user_agent, country_code, status, request_id, metadata)
+      VALUES (${entry.workspaceId}, ${entry.environment}, ${entry.actorId}, ${entry.apiKeyId}, ${entry.action},
+              ${entry.resourceType}, ${entry.resourceId}, ${entry.ipAddress}, ${entry.userAgent}, ${entry.countryCode},
+              ${entry.status}, ${entry.requestId}, ${sql.jsonb(entry.metadata as never)})`);
+  }
+
   return {
-    async insert(entry: AuditEntry): Promise<void> {
-      await db.query(sql.typeAlias('void')`
-        INSERT INTO audit_log (workspace_id, environment, actor_id, api_key_id, action, resource_type, resource_id,
-                               ip_address, user_agent, country_code, status, request_id, metadata)
-        VALUES (${entry.workspaceId}, ${entry.environment}, ${entry.actorId}, ${entry.apiKeyId}, ${entry.action},
-                ${entry.resourceType}, ${entry.resourceId}, ${entry.ipAddress}, ${entry.userAgent}, ${entry.countryCode},
-                ${entry.status}, ${entry.requestId}, ${sql.jsonb(entry.metadata as never)})`);
+    insert,
+
+    /** An entry for what the system did on its own (timers, scans): no actor, no request. */
+    async insertSystem(
+      entry: Tenant & {
+        action: string;
+        resourceType: string;
+        resourceId: string;
+        apiKeyId?: string | null;
+        metadata?: Record<string, unknown>;
+      },
+    ): Promise<void> {
+      await insert({
+        workspaceId: entry.workspaceId,
+        environment: entry.environment,
+        actorId: null,
+        apiKeyId: entry.apiKeyId ?? null,
+        action: entry.action,
+        resourceType: entry.resourceType,
+        resourceId: entry.resourceId,
+        ipAddress: null,
+        userAgent: null,
+        countryCode: null,
+        status: 'success',
+        requestId: null,
+        metadata: entry.metadata ?? {},
+      });
     },
 
     async list(tenant: Tenant, filters: AuditFilters, window: PageWindow): Promise<readonly AuditRow[]> {
@@ -65,8 +95,7 @@ export function createAuditQueries(db: CommonQueryMethods) {
         filters.resourceType !== undefined && sql.fragment`resource_type = ${filters.resourceType}`,
         filters.since !== undefined && sql.fragment`created_at >= ${sql.timestamp(filters.since)}`,
         filters.until !== undefined && sql.fragment`created_at < ${sql.timestamp(filters.until)}`,
-        window.after !== null &&
-          sql.fragment`(created_at, id) < (${sql.timestamp(window.after.createdAt)}, ${window.after.id})`,
+        olderThanCursor(window, 'audit_log'),
       ].filter((c) => c !== false);
       return db.any(sql.type(auditRow)`
         SELECT id, workspace_id, environment, actor_id, api_key_id, action, resource_type, resource_id, ip_address,

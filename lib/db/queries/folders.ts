@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
 
@@ -32,12 +33,10 @@ export function createFolderQueries(db: CommonQueryMethods) {
     },
 
     async list(tenant: Tenant, window: PageWindow): Promise<readonly FolderRow[]> {
-      const after = window.after
-        ? sql.fragment`AND (f.created_at, f.id) < (${sql.timestamp(window.after.createdAt)}, ${window.after.id})`
-        : sql.fragment``;
       return db.any(sql.type(folderRow)`
         SELECT ${columns} FROM folders f
-        WHERE f.workspace_id = ${tenant.workspaceId} AND f.environment = ${tenant.environment} ${after}
+        WHERE f.workspace_id = ${tenant.workspaceId} AND f.environment = ${tenant.environment}
+          AND ${olderThanCursor(window, 'f')}
         ORDER BY f.created_at DESC, f.id DESC
         LIMIT ${window.fetch} OFFSET ${window.offset}`);
     },

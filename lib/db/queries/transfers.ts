@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
 
@@ -168,8 +169,7 @@ export function createTransferQueries(db: CommonQueryMethods) {
         filters.status !== undefined && sql.fragment`t.status = ${filters.status}`,
         pattern !== null &&
           sql.fragment`(t.transfer_title ILIKE ${pattern} OR t.short_code ILIKE ${pattern} OR t.recipient ILIKE ${pattern})`,
-        window.after !== null &&
-          sql.fragment`(t.created_at, t.id) < (${sql.timestamp(window.after.createdAt)}, ${window.after.id})`,
+        olderThanCursor(window, 't'),
       ].filter((c) => c !== false);
       return db.any(sql.type(transferRow)`
         SELECT ${transferColumns} FROM transfers t
