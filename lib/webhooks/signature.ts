@@ -78,6 +78,8 @@ export function signStandard({ id, timestamp, payload, secrets }: StandardSignIn
   return secrets.map((secret) => `v1,${standardDigest(decodeSecret(secret), id, timestamp, payload)}`).join(' ');
 }
 
+export type LegacySignInput = { timestamp: number; payload: string; secret: string };
+
 /**
  * The `X-Service-Signature` value: `t=<timestamp>,v1=<hex>`, where the hex is
  * HMAC-SHA256, keyed by the decoded secret bytes, over exactly
@@ -85,7 +87,7 @@ export function signStandard({ id, timestamp, payload, secrets }: StandardSignIn
  * The event id is not covered; receivers that can should verify the Standard
  * Webhooks headers instead.
  */
-export function signLegacy({ timestamp, payload, secret }: { timestamp: number; payload: string; secret: string }): string {
+export function signLegacy({ timestamp, payload, secret }: LegacySignInput): string {
   checkTimestamp(timestamp);
   return `t=${timestamp},v1=${legacyDigest(decodeSecret(secret), timestamp, payload)}`;
 }
@@ -141,6 +143,10 @@ function checkFreshness(value: string, header: string, { now, toleranceSeconds }
   if (!TIMESTAMP.test(value)) throw new WebhookVerificationError(`Invalid ${header}: not an integer`);
   const timestamp = Number(value);
   const tolerance = toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  // NaN compares false both ways and would let any timestamp through.
+  if (!Number.isFinite(now) || !Number.isFinite(tolerance) || tolerance < 0) {
+    throw new TypeError('verify needs a finite `now` (seconds) and a non-negative tolerance');
+  }
   if (now - timestamp > tolerance) throw new WebhookVerificationError('Message timestamp too old');
   if (timestamp - now > tolerance) throw new WebhookVerificationError('Message timestamp too new');
   return timestamp;
