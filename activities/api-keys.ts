@@ -14,7 +14,14 @@ export function createApiKeyActivities(deps: { db: DatabasePool }) {
         if (!key) return assertDue(tx, apiKeyId);
         const tenant = { workspaceId: key.workspace_id, environment: key.environment };
         await createEventQueries(tx).record(tenant, 'api_key.expired', {
-          api_key: { id: key.id, name: key.name, key_prefix: key.key_prefix, environment: key.environment },
+          api_key: {
+            id: key.id,
+            name: key.name,
+            key_prefix: key.key_prefix,
+            key_type: key.key_type,
+            scopes: key.scopes,
+            environment: key.environment,
+          },
         });
         await createAuditQueries(tx).insertSystem({
           ...tenant,

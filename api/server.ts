@@ -12,6 +12,7 @@ import { metaPlugin } from './plugins/meta/index.ts';
 import { sharesPlugin } from './plugins/shares/index.ts';
 import { transfersPlugin } from './plugins/transfers/index.ts';
 import { uploadsPlugin } from './plugins/uploads/index.ts';
+import { webhooksPlugin } from './plugins/webhooks/index.ts';
 import type { ApiDependencies } from './types.ts';
 
 export type ServerOptions = { host?: string; port?: number };
@@ -59,6 +60,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     foldersPlugin,
     uploadsPlugin,
     sharesPlugin,
+    webhooksPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout;
   // JSON routes are still bounded by hapi's payload timeout.

@@ -55,3 +55,14 @@ test('GET /v1/openapi.json is an OpenAPI 3.1 document labelled 1.0.0 covering th
   t.truthy(response.body.paths['/v1/api-keys/{id}/rotate'].post);
   t.truthy(response.body.paths['/v1/audit'].get.parameters.find((p: { name: string }) => p.name === 'since'));
 });
+
+test('GET /v1/webhooks/events is public and lists at least 43 event types with their payload schemas', async (t) => {
+  const response = await api.call('GET', '/v1/webhooks/events');
+  t.is(response.status, 200);
+  t.is(response.body.object, 'list');
+  t.true(response.body.data.length >= 43);
+  const downloaded = response.body.data.find((e: { type: string }) => e.type === 'transfer.downloaded');
+  t.is(downloaded.data_schema.type, 'object');
+  t.truthy(downloaded.description);
+  t.truthy(response.body.envelope);
+});

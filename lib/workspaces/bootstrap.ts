@@ -44,7 +44,14 @@ export async function bootstrapWorkspace(
       });
       await apiKeys.insertSecret(id, hashKeyValue(keys.apiKeyPepper, value), displayPrefix);
       await createEventQueries(tx).record({ workspaceId: workspace.id, environment }, 'api_key.created', {
-        api_key: { id, name: `Bootstrap ${environment} key`, key_prefix: displayPrefix, key_type: 'full', environment },
+        api_key: {
+          id,
+          name: `Bootstrap ${environment} key`,
+          key_prefix: displayPrefix,
+          key_type: 'full',
+          scopes: ['*'],
+          environment,
+        },
       });
       values[environment] = value;
     }
