@@ -38,7 +38,10 @@ export const pageDownloadRoute: ServerRoute = {
     validate: {
       params: codeParams,
       payload: Joi.object({ password: text.max(256).allow(''), file_id: id.required() }),
-      failAction: (_request, h) => h.response('Bad form').code(400).takeover(),
+      failAction: (_request, h) =>
+        html(h, '<!doctype html><title>Valise</title><p>That form was not valid. Go back and try again.</p>')
+          .code(400)
+          .takeover(),
     },
   },
   handler: async (request, h) => {
