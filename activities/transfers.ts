@@ -131,7 +131,11 @@ export function createTransferActivities(deps: TransferActivityDeps) {
       });
       const toScanner = new PassThrough();
       const content = await openContent(deps, file, 'server');
-      const [result] = await Promise.all([deps.scanner.scan(toScanner), pipeline(content, tap, toScanner)]);
+      // clamd thinks for a while after the last byte (20 s for 1 GiB): keep beating meanwhile.
+      const beating = setInterval(() => heartbeat(seen), 5_000);
+      const [result] = await Promise.all([deps.scanner.scan(toScanner), pipeline(content, tap, toScanner)]).finally(
+        () => clearInterval(beating),
+      );
       const sha256 = hash.digest('hex');
       if (seen !== file.size) throw new Error(`decrypted ${seen} bytes of ${file.size} for file ${file.id}`);
       if (file.sha256 && file.sha256 !== sha256) {

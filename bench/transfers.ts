@@ -1,0 +1,576 @@
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { type IncomingMessage, request } from 'node:http';
+import { createServer } from 'node:net';
+import { availableParallelism, cpus } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { Client } from '@temporalio/client';
+import { loadConfig } from '../lib/config.ts';
+import { deriveKey } from '../lib/crypto/secrets.ts';
+import { createDatabasePool } from '../lib/db/pool.ts';
+import { createObjectStore } from '../lib/storage/object-store.ts';
+import { connectTemporal } from '../lib/temporal.ts';
+import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
+
+// Streaming throughput of a large transfer through Valise (upload, finalise +
+// scan, download) against a raw PUT and GET of the same bytes straight to
+// MinIO, the AES-256-GCM ceiling from `openssl speed`, and the API's RSS while
+// it receives a 1 GiB and a 5 GiB upload.
+// Usage: sh scripts/node.sh bench/transfers.ts    (bench/README.md has the details)
+//
+// The API runs as a child process (`sh scripts/node.sh api/main.ts`, which
+// execs node, so the child's pid is the API's) so its memory can be read from
+// /proc. A worker on TEMPORAL_TASK_QUEUE must be running: it scans the files.
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+const SIZE = Number(process.env.BENCH_BYTES ?? GiB);
+const BIG_SIZE = Number(process.env.BENCH_BIG_BYTES ?? 5 * GiB);
+const WARMUP_SIZE = Number(process.env.BENCH_WARMUP_BYTES ?? 64 * MiB);
+const RSS_INTERVAL_MS = 100;
+const POLL_MS = 200;
+const SCAN_TIMEOUT_MS = 30 * 60_000;
+const CLEANUP_TIMEOUT_MS = 15 * 60_000;
+const RAW_PART_SIZE = 8 * MiB;
+const RAW_QUEUE_SIZE = 4;
+const HUGE = '1000000000';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BLOCK = randomBytes(MiB);
+
+const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+const mbPerSecond = (bytes: number, seconds: number) => round(bytes / 1e6 / seconds, 1);
+const mib = (kib: number) => round(kib / 1024, 1);
+
+// --- data: generated on the fly, hashed on both ends --------------------------------------------------------------
+
+/** `size` bytes of one random 1 MiB block repeated, hashed as they are read. */
+function generated(size: number) {
+  const hash = createHash('sha256');
+  let produced = 0;
+  const stream = new Readable({
+    read() {
+      if (produced === size) {
+        this.push(null);
+        return;
+      }
+      const chunk = BLOCK.subarray(0, Math.min(BLOCK.length, size - produced));
+      produced += chunk.length;
+      hash.update(chunk);
+      this.push(chunk);
+    },
+  });
+  return { stream, sha256: () => hash.digest('hex') };
+}
+
+/** Reads a stream to its end; its length and SHA-256. */
+async function drain(stream: AsyncIterable<Buffer>) {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of stream) {
+    hash.update(chunk);
+    bytes += chunk.length;
+  }
+  return { bytes, sha256: hash.digest('hex') };
+}
+
+async function timed<T>(run: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const start = performance.now();
+  const value = await run();
+  return { value, seconds: (performance.now() - start) / 1000 };
+}
+
+// --- HTTP ---------------------------------------------------------------------------------------------------------
+
+async function readText(response: IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const chunk of response) text += chunk;
+  return text;
+}
+
+/** One streaming PUT with Content-Length; the JSON answer, which must be a 200. */
+async function putStream(url: string, body: Readable, size: number) {
+  const req = request(url, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
+  });
+  const [[response]] = await Promise.all([once(req, 'response') as Promise<[IncomingMessage]>, pipeline(body, req)]);
+  const text = await readText(response);
+  if (response.statusCode !== 200) throw new Error(`PUT answered ${response.statusCode}: ${text}`);
+  return JSON.parse(text);
+}
+
+/** A GET whose body is streamed; fails on anything but 200. */
+async function getStream(url: string): Promise<IncomingMessage> {
+  const req = request(url);
+  req.end();
+  const [response] = (await once(req, 'response')) as [IncomingMessage];
+  if (response.statusCode !== 200) throw new Error(`GET answered ${response.statusCode}: ${await readText(response)}`);
+  return response;
+}
+
+function apiClient(url: string, key: string) {
+  return async (method: string, path: string, body?: unknown): Promise<any> => {
+    const response = await fetch(url + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+}
+type Api = ReturnType<typeof apiClient>;
+
+// --- the API as a child process, and its memory -------------------------------------------------------------------
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+async function startChildApi() {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn('sh', ['scripts/node.sh', 'api/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      API_HOST: '127.0.0.1',
+      API_PORT: String(port),
+      PUBLIC_BASE_URL: url,
+      RATE_LIMIT_READ: HUGE,
+      RATE_LIMIT_WRITE: HUGE,
+      RATE_LIMIT_EXPENSIVE: HUGE,
+      RATE_LIMIT_PUBLIC: HUGE,
+    },
+    // The API's output goes to stderr with the bench's progress; stdout is the tables.
+    stdio: ['ignore', 2, 2],
+  });
+  const exited = once(child, 'exit');
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the API exited (${child.exitCode})`);
+    const up = await fetch(`${url}/v1/welcome`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (up) break;
+    if (Date.now() > deadline) throw new Error('the API did not answer within 60 s');
+    await delay(250);
+  }
+  const pid = child.pid;
+  // `sh` execs node: the child's pid must now be node running api/main.ts, not a shell around it.
+  const exe = pid === undefined ? '' : basename(readlinkSync(`/proc/${pid}/exe`));
+  const cmdline = pid === undefined ? '' : readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  if (pid === undefined || exe !== 'node' || !cmdline.includes('api/main.ts')) {
+    child.kill('SIGKILL');
+    throw new Error(`pid ${pid} is not the API's node process (${exe}: ${cmdline})`);
+  }
+  return { url, pid, cmdline: cmdline.trim(), stop: () => stopChild(child, exited) };
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timeout = delay(15_000).then(() => 'timeout');
+  if ((await Promise.race([exited, timeout])) === 'timeout') {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+/** A `kB` field of /proc/<pid>/status (VmRSS, VmHWM), in KiB. */
+function procStatusKib(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match?.[1]) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Number(match[1]);
+}
+
+type RssReport = {
+  phase: string;
+  baseline_kib: number;
+  peak_kib: number;
+  growth_kib: number;
+  /** The kernel's own peak (VmHWM) over the phase, which also catches what happens between samples. */
+  kernel_peak_kib: number | null;
+  samples: number;
+};
+
+/**
+ * Times `run` while sampling the RSS of `pid` every 100 ms. The baseline is
+ * read just before it starts; the kernel's high-water mark is reset then too
+ * (writing 5 to clear_refs), so VmHWM afterwards is the peak of this phase.
+ */
+async function sampled<T>(pid: number, phase: string, run: () => Promise<T>) {
+  const baseline = procStatusKib(pid, 'VmRSS');
+  let hwmReset = true;
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    hwmReset = false;
+  }
+  let peak = baseline;
+  let samples = 0;
+  const sample = () => {
+    peak = Math.max(peak, procStatusKib(pid, 'VmRSS'));
+    samples++;
+  };
+  const timer = setInterval(sample, RSS_INTERVAL_MS);
+  try {
+    const { value, seconds } = await timed(run);
+    sample();
+    const rss: RssReport = {
+      phase,
+      baseline_kib: baseline,
+      peak_kib: peak,
+      growth_kib: peak - baseline,
+      kernel_peak_kib: hwmReset ? procStatusKib(pid, 'VmHWM') : null,
+      samples,
+    };
+    return { value, seconds, rss };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+// --- the measurements ---------------------------------------------------------------------------------------------
+
+async function opensslSpeed() {
+  const args = ['speed', '-evp', 'aes-256-gcm', '-seconds', '3'];
+  const { stdout } = await promisify(execFile)('openssl', args);
+  // "type  16 bytes  64 bytes … 16384 bytes" then "AES-256-GCM  40079.27k … 4226727.94k" (1000s of bytes/s).
+  const lines = stdout.split('\n');
+  const header = lines.find((line) => line.startsWith('type'));
+  const values = lines.find((line) => /^aes-256-gcm\s/i.test(line));
+  if (!header || !values) throw new Error(`cannot parse openssl speed:\n${stdout}`);
+  const sizes = [...header.matchAll(/(\d+) bytes/g)].map((m) => Number(m[1]));
+  const rates = [...values.matchAll(/([\d.]+)k/g)].map((m) => Number(m[1]));
+  const column = sizes.includes(16384) ? sizes.indexOf(16384) : sizes.length - 1;
+  const rate = rates[column];
+  const blockBytes = sizes[column];
+  if (rate === undefined || blockBytes === undefined) throw new Error(`cannot parse openssl speed:\n${stdout}`);
+  return { command: `openssl ${args.join(' ')}`, block_bytes: blockBytes, mb_per_s: round(rate / 1000, 1) };
+}
+
+type Row = { measure: string; bytes: number; seconds: number; mb_per_s: number };
+
+const row = (measure: string, bytes: number, seconds: number): Row => ({
+  measure,
+  bytes,
+  seconds: round(seconds),
+  mb_per_s: mbPerSecond(bytes, seconds),
+});
+
+function checkSha256(what: string, actual: string | null | undefined, expected: string) {
+  if (actual !== expected) throw new Error(`${what}: SHA-256 ${actual} differs from the uploaded ${expected}`);
+}
+
+async function waitUntilActive(api: Api, id: string) {
+  const deadline = Date.now() + SCAN_TIMEOUT_MS;
+  for (;;) {
+    const transfer = await api('GET', `/v1/transfers/${id}`);
+    if (transfer.status === 'active') return transfer;
+    if (transfer.status !== 'scanning') throw new Error(`transfer ${id} ended: ${transfer.status_reason}`);
+    if (Date.now() > deadline) throw new Error(`transfer ${id} not active after ${SCAN_TIMEOUT_MS / 1000} s`);
+    await delay(POLL_MS);
+  }
+}
+
+/**
+ * The scanFile activity of a transfer's workflow: how many attempts it took and why the last retry happened.
+ * A finalise + scan time that includes a retry is not the time of one scan.
+ */
+async function scanAttempts(temporal: Client, transferId: string) {
+  const history = await temporal.workflow.getHandle(`transfer-${transferId}`).fetchHistory();
+  const activityTypes = new Map<string, string>();
+  for (const event of history.events ?? []) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) activityTypes.set(String(event.eventId), scheduled.activityType?.name ?? '');
+    // A retried activity has one started event, written at the end, with its last attempt and the failure before it.
+    const started = event.activityTaskStartedEventAttributes;
+    if (started && activityTypes.get(String(started.scheduledEventId)) === 'scanFile') {
+      return { attempts: started.attempt ?? 1, last_failure: started.lastFailure?.message ?? null };
+    }
+  }
+  return { attempts: 0, last_failure: null };
+}
+
+async function createTransfer(api: Api, name: string, size: number) {
+  const created = await api('POST', '/v1/transfers', {
+    files: [{ name, size }],
+    transfer_title: `bench ${name}`,
+    expires_in_hours: 1,
+  });
+  const upload = created.upload_urls[0];
+  return { id: created.transfer.id as string, code: created.transfer.short_code as string, uploadUrl: upload.url };
+}
+
+function gitCommit(): string | null {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return null;
+  }
+}
+
+function table(
+  rows: Row[],
+  ratios: Record<string, number>,
+  rss: RssReport[],
+  crypto: { block_bytes: number; mb_per_s: number },
+  scan: { status: string; attempts: number; last_failure: string | null },
+): string {
+  const gib = (bytes: number) => `${round(bytes / GiB, 2)} GiB`;
+  return [
+    '| measure | bytes | seconds | MB/s |',
+    '|---|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.measure} | ${gib(r.bytes)} | ${r.seconds.toFixed(2)} | ${r.mb_per_s.toFixed(0)} |`),
+    `| openssl speed AES-256-GCM, ${crypto.block_bytes}-byte blocks, one core | | | ${crypto.mb_per_s.toFixed(0)} |`,
+    '',
+    `Scan: \`${scan.status}\`, scanFile attempts: ${scan.attempts}${scan.last_failure ? ` (retried after: ${scan.last_failure})` : ''}.`,
+    '',
+    '| ratio | value |',
+    '|---|---:|',
+    ...Object.entries(ratios).map(([name, value]) => `| ${name} | ${value.toFixed(2)} |`),
+    '',
+    '| API RSS (MiB) | baseline | peak (100 ms samples) | peak − baseline | kernel peak (VmHWM) |',
+    '|---|---:|---:|---:|---:|',
+    ...rss.map(
+      (r) =>
+        `| ${r.phase} | ${mib(r.baseline_kib)} | ${mib(r.peak_kib)} | ${mib(r.growth_kib)} | ${r.kernel_peak_kib === null ? 'n/a' : mib(r.kernel_peak_kib)} |`,
+    ),
+  ].join('\n');
+}
+
+/** Waits until nothing is left under `prefix`: revoked transfers' objects are deleted by their workflows. */
+async function waitUntilGone(s3: S3Client, bucket: string, prefix: string): Promise<void> {
+  const deadline = Date.now() + CLEANUP_TIMEOUT_MS;
+  for (;;) {
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+    const left = (listed.Contents ?? []).map((object) => object.Key);
+    if (left.length === 0) return;
+    if (Date.now() > deadline) {
+      log(`objects still in MinIO after ${CLEANUP_TIMEOUT_MS / 1000} s: ${left.join(', ')}`);
+      process.exitCode = 1;
+      return;
+    }
+    await delay(1000);
+  }
+}
+
+async function main() {
+  const startedAt = new Date();
+  const config = loadConfig();
+  const { client: s3, bucket: Bucket } = createObjectStore(config.s3);
+  const run = randomBytes(6).toString('hex');
+  const putKey = `bench/${run}-put`;
+  const multipartKey = `bench/${run}-multipart`;
+  const db = await createDatabasePool(config.database.url, 2);
+  const temporal = await connectTemporal(config);
+  const transferIds: string[] = [];
+  let workspacePrefix: string | null = null;
+  let api: Api | null = null;
+  let stopApi: (() => Promise<void>) | null = null;
+
+  try {
+    log(`${SIZE} bytes per transfer, ${BIG_SIZE} for the memory run; task queue ${config.temporal.taskQueue}`);
+    log('openssl speed -evp aes-256-gcm -seconds 3 (about 20 s)…');
+    const crypto = await opensslSpeed();
+
+    const workspace = await bootstrapWorkspace(
+      db,
+      { apiKeyPepper: deriveKey(config.secret, 'api-key-hash'), seal: deriveKey(config.secret, 'seal') },
+      { workspaceName: 'Bench', ownerEmail: `bench-${run}@example.com` },
+    );
+    workspacePrefix = `live/${workspace.workspace_id}/`;
+    const child = await startChildApi();
+    stopApi = child.stop;
+    api = apiClient(child.url, workspace.keys.live);
+    log(`API pid ${child.pid} (${child.cmdline}) on ${child.url}`);
+    const rows: Row[] = [];
+
+    // Warm-up, not measured: a small round trip both ways, so the measured runs do not pay for cold processes
+    // (first connections, JIT, heap growth) and the API's RSS baselines are those of a process that has worked.
+    if (WARMUP_SIZE > 0) {
+      log(`warm-up: ${WARMUP_SIZE} bytes raw and through Valise…`);
+      const warmKey = `bench/${run}-warmup`;
+      await s3.send(
+        new PutObjectCommand({ Bucket, Key: warmKey, Body: generated(WARMUP_SIZE).stream, ContentLength: WARMUP_SIZE }),
+      );
+      await drain((await s3.send(new GetObjectCommand({ Bucket, Key: warmKey }))).Body as Readable);
+      await s3.send(new DeleteObjectCommand({ Bucket, Key: warmKey }));
+      const warm = await createTransfer(api, 'bench-warmup.bin', WARMUP_SIZE);
+      transferIds.push(warm.id);
+      await putStream(warm.uploadUrl, generated(WARMUP_SIZE).stream, WARMUP_SIZE);
+      await waitUntilActive(api, warm.id);
+      const warmLinks = await api('POST', `/v1/shares/${warm.code}/download-links`, {});
+      await drain(await getStream(warmLinks.files[0].download_url));
+    }
+
+    // Raw: the same bytes straight to MinIO: one streamed PutObject, then a multipart upload as lib-storage does it.
+    log('raw PutObject…');
+    const rawSource = generated(SIZE);
+    const rawPut = await timed(() =>
+      s3.send(new PutObjectCommand({ Bucket, Key: putKey, Body: rawSource.stream, ContentLength: SIZE })),
+    );
+    const expected = rawSource.sha256();
+    rows.push(row('raw PUT to MinIO (PutObject, one stream)', SIZE, rawPut.seconds));
+
+    log('raw multipart Upload…');
+    const multipartSource = generated(SIZE);
+    const rawMultipart = await timed(() =>
+      new Upload({
+        client: s3,
+        params: { Bucket, Key: multipartKey, Body: multipartSource.stream },
+        partSize: RAW_PART_SIZE,
+        queueSize: RAW_QUEUE_SIZE,
+      }).done(),
+    );
+    checkSha256('raw multipart source', multipartSource.sha256(), expected);
+    rows.push(row('raw PUT to MinIO (multipart, 8 MiB parts, 4 in flight)', SIZE, rawMultipart.seconds));
+
+    log('raw GetObject…');
+    const rawGet = await timed(async () => {
+      const out = await s3.send(new GetObjectCommand({ Bucket, Key: putKey }));
+      return drain(out.Body as Readable);
+    });
+    checkSha256('raw GET', rawGet.value.sha256, expected);
+    rows.push(row('raw GET from MinIO', SIZE, rawGet.seconds));
+    for (const Key of [putKey, multipartKey]) await s3.send(new DeleteObjectCommand({ Bucket, Key }));
+
+    // Valise: create, one streaming PUT, the worker finalises and scans, then a download link and a streaming GET.
+    log('Valise upload…');
+    const small = await createTransfer(api, 'bench-small.bin', SIZE);
+    transferIds.push(small.id);
+    const smallSource = generated(SIZE);
+    const upload = await sampled(child.pid, `${SIZE / GiB} GiB upload`, () =>
+      putStream(small.uploadUrl, smallSource.stream, SIZE),
+    );
+    checkSha256('Valise upload source', smallSource.sha256(), expected);
+    checkSha256('Valise upload (hash by the API)', upload.value.sha256, expected);
+    rows.push(row('Valise PUT (encrypt, 8 MiB parts to MinIO)', SIZE, upload.seconds));
+
+    log('Valise finalise + scan…');
+    const scan = await timed(() => waitUntilActive(api as Api, small.id));
+    const scannedFile = scan.value.files[0];
+    checkSha256('Valise scan (hash by the worker)', scannedFile.sha256, expected);
+    rows.push(row('Valise finalise + scan (PUT answered → active)', SIZE, scan.seconds));
+    const scanRun = await scanAttempts(temporal, small.id);
+    log(
+      `scan_status ${scan.value.scan_status} (file: ${scannedFile.scan_status}), scanFile attempts: ${scanRun.attempts}`,
+    );
+    if (scanRun.attempts !== 1)
+      log(`the scan was retried (${scanRun.last_failure}): finalise + scan includes the retries`);
+
+    log('Valise download…');
+    const links = await api('POST', `/v1/shares/${small.code}/download-links`, {});
+    const download = await sampled(child.pid, `${SIZE / GiB} GiB download`, async () =>
+      drain(await getStream(links.files[0].download_url)),
+    );
+    checkSha256('Valise download', download.value.sha256, expected);
+    rows.push(row('Valise GET (decrypt from MinIO)', SIZE, download.seconds));
+
+    // Memory: a bigger upload, beyond clamd's StreamMaxLength; its scan is not waited for.
+    log(`Valise upload of ${BIG_SIZE} bytes (memory run)…`);
+    const big = await createTransfer(api, 'bench-big.bin', BIG_SIZE);
+    transferIds.push(big.id);
+    const bigSource = generated(BIG_SIZE);
+    const bigUpload = await sampled(child.pid, `${BIG_SIZE / GiB} GiB upload`, () =>
+      putStream(big.uploadUrl, bigSource.stream, BIG_SIZE),
+    );
+    checkSha256('Valise big upload (hash by the API)', bigUpload.value.sha256, bigSource.sha256());
+    rows.push(row(`Valise PUT, memory run`, BIG_SIZE, bigUpload.seconds));
+
+    const ratios = {
+      'Valise PUT / raw PutObject': round(rawPut.seconds / upload.seconds),
+      'Valise PUT / raw multipart': round(rawMultipart.seconds / upload.seconds),
+      'Valise GET / raw GET': round(rawGet.seconds / download.seconds),
+    };
+    const rss = [upload.rss, download.rss, bigUpload.rss];
+    return {
+      startedAt,
+      report: {
+        at: startedAt.toISOString(),
+        commit: gitCommit(),
+        node: process.version,
+        cpus: availableParallelism(),
+        cpu_model: cpus()[0]?.model ?? null,
+        settings: {
+          bytes: SIZE,
+          big_bytes: BIG_SIZE,
+          warmup_bytes: WARMUP_SIZE,
+          rss_interval_ms: RSS_INTERVAL_MS,
+          raw_multipart: { part_size: RAW_PART_SIZE, queue_size: RAW_QUEUE_SIZE },
+          task_queue: config.temporal.taskQueue,
+          api_pid: child.pid,
+        },
+        sha256: expected,
+        scan: { transfer_status: scan.value.scan_status, file_status: scannedFile.scan_status, ...scanRun },
+        transfer_ids: transferIds,
+        crypto,
+        rows,
+        ratios,
+        rss,
+        markdown: table(rows, ratios, rss, crypto, { status: scan.value.scan_status, ...scanRun }),
+      },
+    };
+  } finally {
+    log('cleaning up…');
+    // Revoking hands the deletion of the objects to each transfer's workflow, so the worker must still be running.
+    for (const id of transferIds) {
+      await api?.('DELETE', `/v1/transfers/${id}`).catch((error: Error) => log(`DELETE ${id}: ${error.message}`));
+    }
+    await stopApi?.();
+    await Promise.allSettled([putKey, multipartKey].map((Key) => s3.send(new DeleteObjectCommand({ Bucket, Key }))));
+    if (workspacePrefix) await waitUntilGone(s3, Bucket, workspacePrefix);
+    await db.end();
+    await temporal.connection.close();
+  }
+}
+
+const started = performance.now();
+const { startedAt, report } = await main();
+const totalSeconds = round((performance.now() - started) / 1000, 1);
+console.log(report.markdown);
+console.log(`\ntotal run time: ${totalSeconds} s (cleanup included)`);
+
+const results = join(ROOT, 'bench', 'results');
+mkdirSync(results, { recursive: true });
+const file = join(
+  results,
+  `transfers-${startedAt
+    .toISOString()
+    .replaceAll(':', '-')
+    .replace(/\.\d+Z$/, 'Z')}.json`,
+);
+writeFileSync(file, `${JSON.stringify({ ...report, total_seconds: totalSeconds }, null, 2)}\n`);
+log(`wrote ${file}`);
