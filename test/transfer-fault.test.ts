@@ -36,7 +36,17 @@ test('a worker killed during finalisation is replaced and the transfer completes
   const created = await createTransfer(api, ws.keys.live, { files: [{ name: 'big.bin', size: data.length }] });
   t.is((await put(created.upload_urls[0]?.url ?? '', data)).status, 200);
 
-  await waitForTransfer(api, ws.keys.live, created.transfer.id, (tr) => tr.status_reason === 'scanning', 60_000);
+  // Kill only once the scan activity is running on the worker (Temporal says it has started).
+  const temporal = await connectTemporal(api.services.config);
+  t.teardown(() => temporal.connection.close());
+  const handle = temporal.workflow.getHandle(`transfer-${created.transfer.id}`);
+  await eventually(async () => {
+    const { raw } = await handle.describe();
+    const scanning = (raw.pendingActivities ?? []).find(
+      (activity) => activity.activityType?.name === 'scanFile' && Number(activity.state) === 2, // PENDING_ACTIVITY_STATE_STARTED
+    );
+    return scanning ? true : undefined;
+  }, 60_000);
   await kill(worker);
   // `sh` execs node, so the child is the worker itself: nothing is left to finish the scan.
   await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -58,9 +68,7 @@ test('a worker killed during finalisation is replaced and the transfer completes
     t.is(fired.length, 1, `${type} recorded exactly once`);
   }
   // The history proves the kill landed mid-scan: the scan activity needed a second attempt.
-  const temporal = await connectTemporal(api.services.config);
-  const history = await temporal.workflow.getHandle(`transfer-${created.transfer.id}`).fetchHistory();
-  await temporal.connection.close();
+  const history = await handle.fetchHistory();
   const attempts = (history.events ?? [])
     .map((event) => event.activityTaskStartedEventAttributes?.attempt ?? 0)
     .filter((attempt) => attempt > 0);
