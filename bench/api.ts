@@ -1,12 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, cpus } from 'node:os';
-import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import Hapi from '@hapi/hapi';
 import { startApi } from '../test/helpers/api.ts';
+import { gitCommit, writeResults } from './results.ts';
 
 // Throughput and latency of GET /v1/me and GET /v1/api-keys on the real stack
 // (PostgreSQL, Redis, Temporal), side by side with a bare hapi route in the
@@ -100,14 +97,6 @@ function table(rows: Row[]): string {
   return lines.join('\n');
 }
 
-function gitCommit(): string | null {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  } catch {
-    return null;
-  }
-}
-
 async function main() {
   const api = await startApi({
     RATE_LIMIT_READ: HUGE,
@@ -144,15 +133,6 @@ async function main() {
     const markdown = table(rows);
     console.log(markdown);
 
-    const results = join(dirname(fileURLToPath(import.meta.url)), 'results');
-    mkdirSync(results, { recursive: true });
-    const file = join(
-      results,
-      `api-${startedAt
-        .toISOString()
-        .replaceAll(':', '-')
-        .replace(/\.\d+Z$/, 'Z')}.json`,
-    );
     const report = {
       at: startedAt.toISOString(),
       commit: gitCommit(),
@@ -168,7 +148,7 @@ async function main() {
       rows,
       markdown,
     };
-    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    const file = writeResults('api', startedAt, report);
     console.error(`bench: wrote ${file}`);
 
     const failed = rows.filter((r) => r.non_2xx > 0 || r.errors > 0);

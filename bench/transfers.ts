@@ -1,7 +1,7 @@
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism, cpus } from 'node:os';
@@ -26,6 +26,7 @@ import { createDatabasePool } from '../lib/db/pool.ts';
 import { createObjectStore } from '../lib/storage/object-store.ts';
 import { connectTemporal } from '../lib/temporal.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
+import { gitCommit, writeResults } from './results.ts';
 
 // Streaming throughput of a large transfer through Valise (upload, finalise +
 // scan, download) against a raw PUT and GET of the same bytes straight to
@@ -334,14 +335,6 @@ async function createTransfer(api: Api, name: string, size: number) {
   return { id: created.transfer.id as string, code: created.transfer.short_code as string, uploadUrl: upload.url };
 }
 
-function gitCommit(): string | null {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return null;
-  }
-}
-
 function table(
   rows: Row[],
   ratios: Record<string, number>,
@@ -563,14 +556,5 @@ const totalSeconds = round((performance.now() - started) / 1000, 1);
 console.log(report.markdown);
 console.log(`\ntotal run time: ${totalSeconds} s (cleanup included)`);
 
-const results = join(ROOT, 'bench', 'results');
-mkdirSync(results, { recursive: true });
-const file = join(
-  results,
-  `transfers-${startedAt
-    .toISOString()
-    .replaceAll(':', '-')
-    .replace(/\.\d+Z$/, 'Z')}.json`,
-);
-writeFileSync(file, `${JSON.stringify({ ...report, total_seconds: totalSeconds }, null, 2)}\n`);
+const file = writeResults('transfers', startedAt, { ...report, total_seconds: totalSeconds });
 log(`wrote ${file}`);

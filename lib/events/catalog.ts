@@ -1,3 +1,4 @@
+import { REVOCATION_REASONS } from '../api-keys/revocation.ts';
 // The catalog of event types, as data: what `GET /v1/webhooks/events` serves,
 // what docs/events.md is generated from (scripts/events-doc.ts), and what
 // automation rules and webhook subscriptions are checked against.
@@ -243,15 +244,7 @@ const transfer = TransferEventView;
 const apiKey = ApiKeyEventView;
 const ipAddress = str('Address of the client that made the attempt.');
 
-/** Kept equal to api/plugins/api-keys/schemas.ts REVOCATION_REASONS (the test checks it). */
-export const API_KEY_REVOCATION_REASONS = [
-  'manual',
-  'compromised',
-  'rotated',
-  'suspicious_activity',
-  'unused',
-  'other',
-] as const;
+export const API_KEY_REVOCATION_REASONS = REVOCATION_REASONS;
 
 export const EVENT_CATALOG = [
   // transfer.*

@@ -51,11 +51,4 @@ export const revokedApiKey = apiKey.keys({ revoked: Joi.boolean().valid(true).re
 
 export const apiKeyList = listEnvelope(apiKey, 'ApiKeyList');
 
-export const REVOCATION_REASONS = [
-  'manual',
-  'compromised',
-  'rotated',
-  'suspicious_activity',
-  'unused',
-  'other',
-] as const;
+export { REVOCATION_REASONS } from '../../../lib/api-keys/revocation.ts';
