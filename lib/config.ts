@@ -42,6 +42,7 @@ const schema = z
     SMTP_USER: z.string().optional(),
     SMTP_PASSWORD: z.string().optional(),
     CLAMD_TIMEOUT_MS: positive.default(60_000),
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: z.stringbool().default(false),
     VALISE_SECRET: z.string().min(32).optional(),
     RATE_LIMIT_READ: positive.default(600),
     RATE_LIMIT_WRITE: positive.default(120),
@@ -72,6 +73,13 @@ const schema = z
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && !env.VALISE_SECRET) {
       ctx.addIssue({ code: 'custom', path: ['VALISE_SECRET'], message: 'is required in production' });
+    }
+    if (env.NODE_ENV === 'production' && env.WEBHOOK_ALLOW_PRIVATE_TARGETS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WEBHOOK_ALLOW_PRIVATE_TARGETS'],
+        message: 'is for development and tests only',
+      });
     }
     if (env.NODE_ENV === 'production' && !env.MASTER_KEYS) {
       ctx.addIssue({ code: 'custom', path: ['MASTER_KEYS'], message: 'is required in production' });
@@ -123,6 +131,7 @@ function toConfig(env: z.infer<typeof schema>) {
       public: env.RATE_LIMIT_PUBLIC,
     },
     apiKeys: { rotationGraceHours: env.API_KEY_ROTATION_GRACE_HOURS },
+    webhooks: { allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS },
     masterKeys: { spec: env.MASTER_KEYS ?? DEV_MASTER_KEYS, currentId: env.MASTER_KEY_ID },
     transfers: {
       maxFileBytes: env.TRANSFER_MAX_FILE_BYTES,

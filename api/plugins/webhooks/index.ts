@@ -1,9 +1,14 @@
 import type { Plugin } from '@hapi/hapi';
+import { createRoute } from './create.ts';
 import { eventCatalogRoute } from './events.ts';
+import { listRoute } from './list.ts';
+import { removeRoute } from './remove.ts';
+import { rotateSecretRoute } from './rotate-secret.ts';
+import { updateRoute } from './update.ts';
 
 export const webhooksPlugin: Plugin<void> = {
   name: 'valise-webhooks',
   register(server) {
-    server.route([eventCatalogRoute]);
+    server.route([eventCatalogRoute, listRoute, createRoute, updateRoute, removeRoute, rotateSecretRoute]);
   },
 };

@@ -1,0 +1,24 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { updateWebhook } from '../../../lib/webhooks/service.ts';
+import { id } from '../../schemas.ts';
+import { callerOf } from '../../types.ts';
+import { description, events, name, webhook, webhookUrl } from './schemas.ts';
+
+export const updateRoute: ServerRoute = {
+  method: 'PATCH',
+  path: '/v1/webhooks',
+  options: {
+    description: 'Update a webhook',
+    notes: 'The webhook `id` goes in the body. `is_active: true` re-enables a webhook disabled after failures.',
+    tags: ['api', 'webhooks'],
+    plugins: { valise: { scope: 'webhooks:manage', audit: { action: 'webhook.update', resourceType: 'webhook' } } },
+    validate: {
+      payload: Joi.object({ id: id.required(), url: webhookUrl, events, name, description, is_active: Joi.boolean() })
+        .min(2)
+        .label('UpdateWebhook'),
+    },
+    response: { schema: webhook },
+  },
+  handler: (request) => updateWebhook(request.server.app.services, callerOf(request), request.payload as never),
+};

@@ -1,0 +1,107 @@
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { PageWindow } from '../../pagination.ts';
+import { olderThanCursor } from '../paging.ts';
+import { sql } from '../sql.ts';
+import type { Tenant } from './api-keys.ts';
+
+export const webhookRow = z.object({
+  id: z.uuid(),
+  workspace_id: z.uuid(),
+  environment: z.enum(['live', 'test', 'sandbox']),
+  name: z.string(),
+  description: z.string().nullable(),
+  url: z.string(),
+  events: z.array(z.string()),
+  is_active: z.boolean(),
+  secret_sealed: z.string(),
+  previous_secret_sealed: z.string().nullable(),
+  previous_secret_expires_at: z.date().nullable(),
+  success_count: z.number().int(),
+  failure_count: z.number().int(),
+  last_triggered_at: z.date().nullable(),
+  last_status: z.number().int().nullable(),
+  disabled_reason: z.string().nullable(),
+  created_at: z.date(),
+});
+export type WebhookRow = z.infer<typeof webhookRow>;
+
+const columns = sql.fragment`
+  w.id, w.workspace_id, w.environment, w.name, w.description, w.url, w.events, w.is_active, w.secret_sealed,
+  w.previous_secret_sealed, w.previous_secret_expires_at, w.success_count, w.failure_count, w.last_triggered_at,
+  w.last_status, w.disabled_reason, w.created_at`;
+
+export type WebhookChanges = Partial<{
+  name: string;
+  description: string | null;
+  url: string;
+  events: string[];
+  isActive: boolean;
+}>;
+
+export function createWebhookQueries(db: CommonQueryMethods) {
+  return {
+    async insert(
+      tenant: Tenant,
+      hook: { name: string; description: string | null; url: string; events: string[]; secretSealed: string },
+    ): Promise<WebhookRow> {
+      return db.one(sql.type(webhookRow)`
+        INSERT INTO webhooks AS w (workspace_id, environment, name, description, url, events, secret_sealed)
+        VALUES (${tenant.workspaceId}, ${tenant.environment}, ${hook.name}, ${hook.description}, ${hook.url},
+                ${sql.array(hook.events, 'text')}, ${hook.secretSealed})
+        RETURNING ${columns}`);
+    },
+
+    /** Serialises creations per workspace and environment, so the 25-webhook cap holds under concurrency. */
+    async lockTenant(tenant: Tenant): Promise<void> {
+      await db.oneFirst(sql.type(z.object({ locked: z.number() }))`
+        SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext(${`webhooks:${tenant.workspaceId}:${tenant.environment}`}))`);
+    },
+
+    async count(tenant: Tenant): Promise<number> {
+      return db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`
+        SELECT count(*) AS count FROM webhooks
+        WHERE workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment}`);
+    },
+
+    async find(tenant: Tenant, id: string): Promise<WebhookRow | null> {
+      return db.maybeOne(sql.type(webhookRow)`
+        SELECT ${columns} FROM webhooks w
+        WHERE w.id = ${id} AND w.workspace_id = ${tenant.workspaceId} AND w.environment = ${tenant.environment}`);
+    },
+
+    async list(tenant: Tenant, window: PageWindow): Promise<readonly WebhookRow[]> {
+      return db.any(sql.type(webhookRow)`
+        SELECT ${columns} FROM webhooks w
+        WHERE w.workspace_id = ${tenant.workspaceId} AND w.environment = ${tenant.environment}
+          AND ${olderThanCursor(window, 'w')}
+        ORDER BY w.created_at DESC, w.id DESC
+        LIMIT ${window.fetch} OFFSET ${window.offset}`);
+    },
+
+    async update(id: string, changes: WebhookChanges): Promise<void> {
+      const sets = [
+        changes.name !== undefined && sql.fragment`name = ${changes.name}`,
+        changes.description !== undefined && sql.fragment`description = ${changes.description}`,
+        changes.url !== undefined && sql.fragment`url = ${changes.url}`,
+        changes.events !== undefined && sql.fragment`events = ${sql.array(changes.events, 'text')}`,
+        changes.isActive !== undefined &&
+          sql.fragment`is_active = ${changes.isActive}, failing_since = NULL, disabled_reason = NULL`,
+      ].filter((s) => s !== false);
+      if (sets.length === 0) return;
+      await db.query(sql.typeAlias('void')`UPDATE webhooks SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${id}`);
+    },
+
+    async rotateSecret(id: string, secretSealed: string, previousUntil: Date): Promise<void> {
+      await db.query(sql.typeAlias('void')`
+        UPDATE webhooks
+        SET previous_secret_sealed = secret_sealed, previous_secret_expires_at = ${sql.timestamp(previousUntil)},
+            secret_sealed = ${secretSealed}
+        WHERE id = ${id}`);
+    },
+
+    async remove(id: string): Promise<void> {
+      await db.query(sql.typeAlias('void')`DELETE FROM webhooks WHERE id = ${id}`);
+    },
+  };
+}
