@@ -1,5 +1,6 @@
 import Hapi from '@hapi/hapi';
 import { registerApiKeyAuth } from './auth.ts';
+import { answerClientErrors } from './client-errors.ts';
 import { validationFailAction } from './errors.ts';
 import { onPostAuth } from './extensions/guard.ts';
 import { onPreHandler } from './extensions/idempotency.ts';
@@ -65,6 +66,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout;
   // JSON routes are still bounded by hapi's payload timeout.
   server.listener.requestTimeout = 0;
+  answerClientErrors(server, config.api.docsBaseUrl);
   await server.initialize();
   return server;
 }

@@ -283,3 +283,10 @@ test('rate limits: headers on every authenticated response, 429 with Retry-After
   for (let i = 0; i < 3; i++) publicCalls.push((await limited.call('GET', '/v1/welcome')).status);
   t.deepEqual(publicCalls, [200, 200, 429]);
 });
+
+test('requests the HTTP parser rejects still get the envelope and a request id', async (t) => {
+  const response = await api.call('GET', `/v1/me?cursor=${'x'.repeat(20_000)}`, { key: ws.keys.live });
+  t.is(response.status, 431);
+  t.is(response.body.error.code, 'validation_error');
+  t.is(response.body.error.request_id, response.headers.get('x-request-id'));
+});

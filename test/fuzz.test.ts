@@ -42,9 +42,10 @@ const SPEC_ERRORS: Record<string, readonly number[]> = {
   scope_missing: [403],
   ip_not_allowed: [403],
   forbidden: [403],
-  // 413 (body too large) and 415 (not JSON) are rendered as validation_error too.
-  validation_error: [400, 413, 415, 422],
-  not_found: [404],
+  // Beyond 400 and 422, validation_error also carries 409 (upload conflicts), 413 (body too large),
+  // 415 (not JSON), 416 (range outside a file) and 431 (headers too large); not_found carries 410 (gone).
+  validation_error: [400, 409, 413, 415, 416, 422, 431],
+  not_found: [404, 410],
   idempotency_conflict: [409],
   rate_limited: [429],
   internal_error: [500],
