@@ -1,6 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Caller } from '../api-keys/present.ts';
-import { generateDataKey, wrapDataKey } from '../crypto/key-wrap.ts';
 import { hashPassword } from '../crypto/password.ts';
 import { randomBase62 } from '../crypto/secrets.ts';
 import { signToken } from '../crypto/signed-token.ts';
@@ -72,7 +71,6 @@ export async function createTransfer(services: Services, caller: Caller, input: 
     const files: FileRow[] = [];
     for (const [position, file] of input.files.entries()) {
       const id = randomUUID();
-      const dataKey = mode === 'server' ? generateDataKey() : null;
       files.push(
         await transfers.insertFile(
           transfer.id,
@@ -82,8 +80,9 @@ export async function createTransfer(services: Services, caller: Caller, input: 
             size: file.size,
             mimeType: file.mime_type ?? 'application/octet-stream',
             objectKey: `${transfer.environment}/${transfer.workspace_id}/${transfer.id}/${id}`,
-            dataKeyWrapped: dataKey ? wrapDataKey(services.keyring, dataKey, id) : null,
-            noncePrefix: mode === 'server' ? randomBytes(7) : null,
+            // Key material is made when the upload starts (lib/transfers/upload.ts), fresh for every restart.
+            dataKeyWrapped: null,
+            noncePrefix: null,
             encryptedSize: storedSize(file.size, mode),
           },
           id,
