@@ -91,7 +91,7 @@ status=0
   step worker worker_running # it had the lint and typecheck time to start
   log "test: ava"
   ava_status=0
-  npx --no -- ava --tap || ava_status=$?
+  node scripts/ava-tap.mjs --tap || ava_status=$?
   echo "# exit ava $ava_status"
 } | node scripts/tap-summary.mjs || status=$?
 summarized=yes
