@@ -10,6 +10,7 @@ import { apiKeysPlugin } from './plugins/api-keys/index.ts';
 import { auditPlugin } from './plugins/audit/index.ts';
 import { foldersPlugin } from './plugins/folders/index.ts';
 import { metaPlugin } from './plugins/meta/index.ts';
+import { rulesPlugin } from './plugins/rules/index.ts';
 import { sharesPlugin } from './plugins/shares/index.ts';
 import { transfersPlugin } from './plugins/transfers/index.ts';
 import { uploadsPlugin } from './plugins/uploads/index.ts';
@@ -62,6 +63,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     uploadsPlugin,
     sharesPlugin,
     webhooksPlugin,
+    rulesPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout;
   // JSON routes are still bounded by hapi's payload timeout.

@@ -1,0 +1,30 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { createRule } from '../../../lib/rules/service.ts';
+import { callerOf } from '../../types.ts';
+import { ruleFields, ruleWithSecret } from './schemas.ts';
+
+export const createRoute: ServerRoute = {
+  method: 'POST',
+  path: '/v1/rules',
+  options: {
+    description: 'Create an automation rule',
+    notes:
+      'Runs `action_type` with `action_config` when `trigger_event` occurs and `trigger_conditions` match. ' +
+      '`webhook` and `trigger_webhook` rules get a signing secret (`secret`, `whsec_…`), returned once. ' +
+      'At most 100 rules per environment.',
+    tags: ['api', 'rules'],
+    plugins: { valise: { scope: 'transfers:manage', audit: { action: 'rule.create', resourceType: 'rule' } } },
+    validate: {
+      payload: Joi.object({
+        ...ruleFields,
+        name: ruleFields.name.required(),
+        trigger_event: ruleFields.trigger_event.required(),
+        action_type: ruleFields.action_type.required(),
+      }).label('CreateRule'),
+    },
+    response: { status: { 201: ruleWithSecret } },
+  },
+  handler: async (request, h) =>
+    h.response(await createRule(request.server.app.services, callerOf(request), request.payload as never)).code(201),
+};

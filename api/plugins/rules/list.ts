@@ -1,0 +1,20 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { listRules } from '../../../lib/rules/service.ts';
+import { pageQuery } from '../../schemas.ts';
+import { callerOf } from '../../types.ts';
+import { ruleList, triggerEvent } from './schemas.ts';
+
+export const listRoute: ServerRoute = {
+  method: 'GET',
+  path: '/v1/rules',
+  options: {
+    description: 'List automation rules',
+    notes: 'Newest first. Filters: `trigger_event`, `is_enabled`.',
+    tags: ['api', 'rules'],
+    plugins: { valise: { scope: 'transfers:read' } },
+    validate: { query: Joi.object({ ...pageQuery(), trigger_event: triggerEvent, is_enabled: Joi.boolean() }) },
+    response: { schema: ruleList },
+  },
+  handler: (request) => listRules(request.server.app.services, callerOf(request), request.query as never),
+};

@@ -1,0 +1,19 @@
+import type { ServerRoute } from '@hapi/hapi';
+import { removeRule } from '../../../lib/rules/service.ts';
+import { idParams } from '../../schemas.ts';
+import { callerOf, idParam } from '../../types.ts';
+import { deletedRule } from './schemas.ts';
+
+export const removeRoute: ServerRoute = {
+  method: 'DELETE',
+  path: '/v1/rules/{id}',
+  options: {
+    description: 'Delete an automation rule',
+    notes: 'Permanent; its execution history goes with it. A second DELETE is 404.',
+    tags: ['api', 'rules'],
+    plugins: { valise: { scope: 'transfers:manage', audit: { action: 'rule.delete', resourceType: 'rule' } } },
+    validate: { params: idParams },
+    response: { schema: deletedRule },
+  },
+  handler: (request) => removeRule(request.server.app.services, callerOf(request), idParam(request)),
+};

@@ -1,0 +1,24 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { updateRule } from '../../../lib/rules/service.ts';
+import { idParams } from '../../schemas.ts';
+import { callerOf, idParam } from '../../types.ts';
+import { ruleFields, ruleWithSecret } from './schemas.ts';
+
+export const updateRoute: ServerRoute = {
+  method: 'PATCH',
+  path: '/v1/rules/{id}',
+  options: {
+    description: 'Update an automation rule',
+    notes:
+      'Any field; `is_enabled: false` disables the rule without deleting it. `action_config`, when sent, replaces ' +
+      'the old one; a new `action_type` alone keeps the old members it takes. The result must be a valid rule. ' +
+      'Switching a rule without a secret to a webhook action returns its new `secret` once.',
+    tags: ['api', 'rules'],
+    plugins: { valise: { scope: 'transfers:manage', audit: { action: 'rule.update', resourceType: 'rule' } } },
+    validate: { params: idParams, payload: Joi.object(ruleFields).min(1).label('UpdateRule') },
+    response: { schema: ruleWithSecret },
+  },
+  handler: (request) =>
+    updateRule(request.server.app.services, callerOf(request), idParam(request), request.payload as never),
+};
