@@ -6,6 +6,20 @@ import { z } from 'zod';
 const port = z.coerce.number().int().min(0).max(65535);
 const positive = z.coerce.number().int().positive();
 
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** A duration such as `500ms`, `30s`, `5m`, `2h` or `3d`, in milliseconds. */
+const duration = z
+  .string()
+  .regex(/^\d+(ms|s|m|h|d)$/, 'a duration such as 30s, 5m or 2h')
+  .transform((value) => {
+    const [, amount = '0', unit = 'ms'] = /^(\d+)(ms|s|m|h|d)$/.exec(value) ?? [];
+    return Number(amount) * UNIT_MS[unit as keyof typeof UNIT_MS];
+  });
+const durationList = z
+  .string()
+  .transform((value) => value.split(',').map((item) => item.trim()))
+  .pipe(z.array(duration).min(1).max(20));
+
 const DEV_SECRET = 'valise-dev-secret-do-not-use-in-production-0000000000';
 // A fixed dev master key (32 bytes of 0x5a), so dev and test data survive restarts.
 const DEV_MASTER_KEYS = `dev-1:${Buffer.alloc(32, 0x5a).toString('base64')}`;
@@ -43,6 +57,15 @@ const schema = z
     SMTP_PASSWORD: z.string().optional(),
     CLAMD_TIMEOUT_MS: positive.default(60_000),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: z.stringbool().default(false),
+    // Dev and tests: the only host names webhooks resolve, `name=address,…`; nothing else is looked up.
+    WEBHOOK_HOSTS: z
+      .string()
+      .regex(/^([^=,\s]+=[^=,\s]+)(,[^=,\s]+=[^=,\s]+)*$/, 'name=address pairs separated by commas')
+      .optional(),
+    WEBHOOK_TIMEOUT_MS: positive.max(30_000).default(5_000),
+    // Waits between attempts (docs/webhooks.md, "Retries"): 9 attempts over about 23.6 hours.
+    WEBHOOK_RETRY_SCHEDULE: durationList.prefault('5s,1m,5m,30m,2h,5h,8h,8h'),
+    WEBHOOK_DISABLE_AFTER: duration.prefault('72h'),
     VALISE_SECRET: z.string().min(32).optional(),
     RATE_LIMIT_READ: positive.default(600),
     RATE_LIMIT_WRITE: positive.default(120),
@@ -80,6 +103,9 @@ const schema = z
         path: ['WEBHOOK_ALLOW_PRIVATE_TARGETS'],
         message: 'is for development and tests only',
       });
+    }
+    if (env.NODE_ENV === 'production' && env.WEBHOOK_HOSTS) {
+      ctx.addIssue({ code: 'custom', path: ['WEBHOOK_HOSTS'], message: 'is for development and tests only' });
     }
     if (env.NODE_ENV === 'production' && !env.MASTER_KEYS) {
       ctx.addIssue({ code: 'custom', path: ['MASTER_KEYS'], message: 'is required in production' });
@@ -131,7 +157,15 @@ function toConfig(env: z.infer<typeof schema>) {
       public: env.RATE_LIMIT_PUBLIC,
     },
     apiKeys: { rotationGraceHours: env.API_KEY_ROTATION_GRACE_HOURS },
-    webhooks: { allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS },
+    webhooks: {
+      allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      hosts: env.WEBHOOK_HOSTS
+        ? new Map(env.WEBHOOK_HOSTS.split(',').map((pair) => pair.split('=') as [string, string]))
+        : undefined,
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
+      disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
+    },
     masterKeys: { spec: env.MASTER_KEYS ?? DEV_MASTER_KEYS, currentId: env.MASTER_KEY_ID },
     transfers: {
       maxFileBytes: env.TRANSFER_MAX_FILE_BYTES,

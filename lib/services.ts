@@ -7,6 +7,7 @@ import { deriveKey } from './crypto/secrets.ts';
 import { Paginator } from './pagination.ts';
 import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
 import type { TransferLifecycle } from './transfers/lifecycle.ts';
+import type { WebhookDeliverer } from './webhooks/deliveries.ts';
 
 // What domain functions need, built once per process and passed down.
 export type Services = {
@@ -17,11 +18,12 @@ export type Services = {
   paginator: Paginator;
   lifecycle: KeyLifecycle;
   transfers: TransferLifecycle;
+  webhooks: WebhookDeliverer;
   objects: ObjectStore;
   usage: UsageRecorder;
 };
 
-export type Lifecycles = { keys: KeyLifecycle; transfers: TransferLifecycle };
+export type Lifecycles = { keys: KeyLifecycle; transfers: TransferLifecycle; webhooks: WebhookDeliverer };
 
 export function buildServices(config: Config, db: DatabasePool, lifecycles: Lifecycles): Services {
   return {
@@ -36,6 +38,7 @@ export function buildServices(config: Config, db: DatabasePool, lifecycles: Life
     paginator: new Paginator(deriveKey(config.secret, 'cursor')),
     lifecycle: lifecycles.keys,
     transfers: lifecycles.transfers,
+    webhooks: lifecycles.webhooks,
     objects: createObjectStore(config.s3),
     usage: new UsageRecorder(db),
   };

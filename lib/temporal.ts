@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { DeliverWebhookInput, deliverWebhook } from '../workflows/deliverWebhook.ts';
 import type { KeyLifecycle } from './api-keys/lifecycle.ts';
 import type { Config } from './config.ts';
 import type { TransferLifecycle } from './transfers/lifecycle.ts';
+import type { WebhookDeliverer } from './webhooks/deliveries.ts';
 
 export async function connectTemporal(config: Config): Promise<Client> {
   const connection = await Connection.connect({ address: config.temporal.address });
@@ -45,6 +48,29 @@ export function temporalTransferLifecycle(client: Client, taskQueue: string): Tr
   };
 }
 
+/**
+ * Test pings and redeliveries run the delivery workflow for one attempt and
+ * wait for it: the caller gets the attempt, and the work stays on the workers.
+ */
+export function temporalWebhookDeliverer(client: Client, taskQueue: string): WebhookDeliverer {
+  return {
+    deliverNow: async ({ eventId, webhookId, trigger }) => {
+      const input: DeliverWebhookInput = { eventId, webhookId, trigger, retryScheduleMs: [] };
+      return client.workflow.execute<typeof deliverWebhook>('deliverWebhook', {
+        taskQueue,
+        workflowId: `webhook-${trigger}-${webhookId}-${randomUUID()}`,
+        args: [input],
+        // One attempt takes at most WEBHOOK_TIMEOUT_MS (30 s cap); a worker that never picks it up ends the wait.
+        workflowExecutionTimeout: '2 minutes',
+      });
+    },
+  };
+}
+
 export function temporalLifecycles(client: Client, taskQueue: string) {
-  return { keys: temporalKeyLifecycle(client, taskQueue), transfers: temporalTransferLifecycle(client, taskQueue) };
+  return {
+    keys: temporalKeyLifecycle(client, taskQueue),
+    transfers: temporalTransferLifecycle(client, taskQueue),
+    webhooks: temporalWebhookDeliverer(client, taskQueue),
+  };
 }

@@ -7,8 +7,8 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-usage() { die "usage: scripts/stack.sh start|stop|status dev|test"; }
-[ $# -eq 2 ] || usage
+usage() { die "usage: scripts/stack.sh start|stop|status dev|test, or scripts/stack.sh restart dev|test COMPONENT"; }
+[ $# -eq 2 ] || { [ $# -eq 3 ] && [ "$1" = restart ]; } || usage
 action=$1
 load_profile "$2"
 
@@ -182,8 +182,19 @@ status() {
   return $rc
 }
 
+# One component down and up again with its data (fault tests restart Temporal mid-workflow).
+restart() {
+  local name=$1
+  [[ " ${COMPONENTS[*]} " == *" $name "* ]] || die "unknown component $name (${COMPONENTS[*]})"
+  stop_pid "$name"
+  "launch_$name"
+  wait_healthy "$name" 90
+  log "$name: restarted"
+}
+
 case $action in
   start) start ;;
+  restart) restart "$3" ;;
   stop) stop ;;
   status) status ;;
   *) usage ;;

@@ -77,6 +77,13 @@ export S3_ENDPOINT="http://127.0.0.1:$PORT_MINIO"
 export CLAMD_PORT=$PORT_CLAMD SMTP_PORT=$PORT_SMTP MAIL_UI_PORT=$PORT_MAIL_UI
 export REDIS_PREFIX=valise-test: TEMPORAL_TASK_QUEUE=valise-test
 export NODE_ENV=test VALISE_PROFILE=test
+# Webhooks in tests: local receivers only (WEBHOOK_HOSTS resolves the one test
+# name to loopback and nothing else, so no packet leaves the machine), a
+# retry schedule of 35 s instead of a day, and disabling after 20 s of failure.
+export WEBHOOK_ALLOW_PRIVATE_TARGETS=true WEBHOOK_HOSTS=hooks.valise.test=127.0.0.1 \
+  WEBHOOK_TIMEOUT_MS=2000 WEBHOOK_RETRY_SCHEDULE=1s,1s,2s,2s,3s,5s,8s,13s WEBHOOK_DISABLE_AFTER=20s
+# The HTTPS test receiver's self-signed certificate (test/fixtures/tls).
+export NODE_EXTRA_CA_CERTS="$ROOT/test/fixtures/tls/cert.pem"
 
 log "test: migrating"
 npm run -s migrate
@@ -93,6 +100,13 @@ status=0
   ava_status=0
   node scripts/ava-tap.mjs --tap || ava_status=$?
   echo "# exit ava $ava_status"
+  # Fault tests kill workers and restart Temporal, so they run alone, one at a
+  # time, after the rest, each with the workers it starts itself.
+  stop_pid worker >&2
+  log "test: ava, fault tests"
+  faults_status=0
+  node scripts/ava-tap.mjs --tap --config test/faults/ava.config.mjs || faults_status=$?
+  echo "# exit faults $faults_status"
 } | node scripts/tap-summary.mjs || status=$?
 summarized=yes
 exit "$status"

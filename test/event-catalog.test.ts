@@ -24,6 +24,7 @@ import {
 import { renderEventDocs } from '../scripts/events-doc.ts';
 import { type ApiResponse, eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { uniqueAddress } from './helpers/mail.ts';
+import { startReceiver } from './helpers/receiver.ts';
 import { content, createTransfer, EICAR, links, put, waitForTransfer } from './helpers/transfers.ts';
 
 // The catalog's promise: its `data` schemas for emitted events describe what
@@ -330,6 +331,7 @@ function scenariosRun(): Promise<void> {
       infected,
       expiry,
       uploadIncomplete,
+      failingWebhook,
     };
     const results = await Promise.allSettled(Object.values(runs).map((run) => run()));
     results.forEach((result, index) => {
@@ -453,6 +455,32 @@ async function uploadIncomplete() {
     await waitForTransfer(api, ws.keys.live, created.transfer.id, (tr) => tr.status === 'deleted', 40_000);
   } finally {
     await hasty.close();
+  }
+}
+
+async function failingWebhook() {
+  // A receiver that always answers 503: pinged (ping), then failing past WEBHOOK_DISABLE_AFTER (webhook.disabled).
+  const receiver = await startReceiver();
+  receiver.answer(() => ({ status: 503 }));
+  try {
+    const hook = await ok(
+      api.call('POST', '/v1/webhooks', {
+        key: ws.keys.live,
+        body: { url: receiver.url(), events: ['api_key.created'] },
+      }),
+      201,
+    );
+    await ok(api.call('POST', `/v1/webhooks/${hook.body.id}/test`, { key: ws.keys.live }), 200);
+    await ok(
+      api.call('POST', '/v1/api-keys', {
+        key: ws.keys.live,
+        body: { name: 'wakes the webhook', key_type: 'restricted', scopes: ['transfers:read'] },
+      }),
+      201,
+    );
+    await eventually(async () => ((await rowsOf('webhook.disabled')).length > 0 ? true : undefined), 90_000, 500);
+  } finally {
+    await receiver.close();
   }
 }
 

@@ -5,7 +5,8 @@ let api: TestApi;
 let ws: TestWorkspace;
 let other: TestWorkspace;
 test.before(async () => {
-  api = await startApi();
+  // Production's guard: scripts/test.sh allows private targets for the delivery tests.
+  api = await startApi({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
   ws = await api.workspace('Hooks');
   other = await api.workspace('Other hooks');
 });

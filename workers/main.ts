@@ -2,12 +2,17 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createApiKeyActivities } from '../activities/api-keys.ts';
 import { createTransferActivities } from '../activities/transfers.ts';
+import { createWebhookActivities } from '../activities/webhooks.ts';
 import { loadConfig } from '../lib/config.ts';
 import { parseKeyring } from '../lib/crypto/key-wrap.ts';
+import { deriveKey } from '../lib/crypto/secrets.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
+import { startDispatcher } from '../lib/events/dispatcher.ts';
 import { createMailer } from '../lib/mail/mailer.ts';
 import { createScanner } from '../lib/scan/clamd.ts';
 import { createObjectStore } from '../lib/storage/object-store.ts';
+import { connectTemporal } from '../lib/temporal.ts';
+import { closeAgents } from '../lib/webhooks/post.ts';
 
 // The activity worker: runs every workflow in workflows/ and the activities
 // they call, with the real database, object store, clamd and SMTP server.
@@ -35,10 +40,23 @@ const worker = await Worker.create({
       scanner: createScanner(config.clamd),
       mailer,
     }),
+    ...createWebhookActivities({ config, db, sealKey: deriveKey(config.secret, 'seal') }),
   },
+});
+
+// The outbox relay lives with the workers: no API process is needed for events to flow.
+const temporal = await connectTemporal(config);
+const dispatcher = startDispatcher({
+  db,
+  databaseUrl: config.database.url,
+  temporal,
+  taskQueue: config.temporal.taskQueue,
+  retryScheduleMs: config.webhooks.retryScheduleMs,
 });
 
 process.stderr.write(`worker: polling task queue ${config.temporal.taskQueue} on ${config.temporal.address}\n`);
 // Worker.run installs SIGINT/SIGTERM handlers and drains in-flight tasks.
 await worker.run();
-await Promise.allSettled([db.end(), connection.close(), mailer.close()]);
+await dispatcher.stop();
+closeAgents();
+await Promise.allSettled([db.end(), connection.close(), temporal.connection.close(), mailer.close()]);

@@ -45,6 +45,7 @@ export const EVENT_FAMILIES = {
   billing: 'Invoices, payments and the subscription.',
   domain: 'Custom domains.',
   session: 'Dashboard sessions.',
+  webhook: 'Webhook endpoints themselves: when Valise stops delivering to one.',
   ping: 'Test deliveries.',
 } as const;
 export type EventFamily = keyof typeof EVENT_FAMILIES;
@@ -507,11 +508,36 @@ export const EVENT_CATALOG = [
     reason: str('Why, such as `signed_out` or `revoked_by_admin`.'),
   }),
 
+  // webhook.*
+  event(
+    'webhook.disabled',
+    'A webhook failed every delivery attempt for `WEBHOOK_DISABLE_AFTER` (3 days by default) and was turned off ' +
+      '(`is_active` false). Sent to the workspace other webhooks subscribed to it; re-enable with `PATCH /v1/webhooks`.',
+    {
+      webhook: object(
+        {
+          id: uuid('The webhook id.'),
+          url: str('Its URL.'),
+          failure_count: int('Failed attempts so far.', { minimum: 0 }),
+          last_status: nullable(int('The HTTP status of the last attempt; null when it got no answer.')),
+        },
+        [],
+        'The disabled webhook.',
+      ),
+      reason: oneOf(['failing'], 'Always `failing`.'),
+      failing_since: dateTime('When its current run of failures began.'),
+    },
+    EMITTED,
+  ),
+
   // ping
-  event('ping', 'A test delivery (`POST /v1/webhooks/{id}/test`); carries no business data.', {
-    webhook_id: uuid('The webhook the test was sent to.'),
-    message: str('A fixed greeting.'),
-  }),
+  event(
+    'ping',
+    'A test delivery (`POST /v1/webhooks/{id}/test`), sent to that one webhook whatever it subscribes to; ' +
+      'carries no business data.',
+    { webhook_id: uuid('The webhook the test was sent to.'), message: str('A fixed greeting.') },
+    EMITTED,
+  ),
 ];
 
 /** Views several events share, by title: documented once in docs/events.md. */

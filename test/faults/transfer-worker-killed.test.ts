@@ -1,32 +1,18 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import test from 'ava';
-import { createEventQueries } from '../lib/db/queries/events.ts';
-import { connectTemporal } from '../lib/temporal.ts';
-import { eventually, startApi } from './helpers/api.ts';
-import { content, createTransfer, fetchBytes, links, put, waitForTransfer } from './helpers/transfers.ts';
+import { createEventQueries } from '../../lib/db/queries/events.ts';
+import { connectTemporal } from '../../lib/temporal.ts';
+import { eventually, startApi } from '../helpers/api.ts';
+import { kill, startWorker } from '../helpers/processes.ts';
+import { content, createTransfer, fetchBytes, links, put, waitForTransfer } from '../helpers/transfers.ts';
 
 // Kills the worker (SIGKILL, no goodbye) while it scans a transfer, starts a
 // new one, and checks the transfer completes once, with nothing lost or doubled.
 
-function startWorker(taskQueue: string): ChildProcess {
-  return spawn('sh', ['scripts/node.sh', 'workers/main.ts'], {
-    env: { ...process.env, TEMPORAL_TASK_QUEUE: taskQueue },
-    stdio: ['ignore', 'ignore', 'ignore'],
-  });
-}
-
-async function kill(worker: ChildProcess) {
-  if (worker.exitCode !== null) return;
-  const exited = new Promise((resolve) => worker.once('exit', resolve));
-  worker.kill('SIGKILL');
-  await exited;
-}
-
 test('a worker killed during finalisation is replaced and the transfer completes, nothing lost', async (t) => {
   const taskQueue = `fault-${randomUUID()}`;
   const api = await startApi({ TEMPORAL_TASK_QUEUE: taskQueue });
-  let worker = startWorker(taskQueue);
+  let worker = startWorker({ TEMPORAL_TASK_QUEUE: taskQueue });
   t.teardown(async () => {
     await kill(worker);
     await api.close();
@@ -53,7 +39,7 @@ test('a worker killed during finalisation is replaced and the transfer completes
   const stalled = await api.call('GET', `/v1/transfers/${created.transfer.id}`, { key: ws.keys.live });
   t.is(stalled.body.status, 'scanning', 'without a worker the transfer waits');
 
-  worker = startWorker(taskQueue);
+  worker = startWorker({ TEMPORAL_TASK_QUEUE: taskQueue });
   const active = await waitForTransfer(api, ws.keys.live, created.transfer.id, (tr) => tr.status === 'active', 120_000);
   t.is(active.scan_status, 'clean');
   t.is(active.files[0].sha256, createHash('sha256').update(data).digest('hex'));

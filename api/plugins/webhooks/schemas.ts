@@ -34,3 +34,24 @@ export const webhookWithSecret = webhook
   .label('WebhookWithSecret');
 
 export const webhookList = listEnvelope(webhook, 'WebhookList');
+
+export const deliveryAttempt = Joi.object({
+  id: id.required(),
+  object: Joi.string().valid('webhook_delivery_attempt').required(),
+  delivery_id: id.required().description('The delivery (this event to this webhook) the attempt belongs to.'),
+  webhook_id: id.required(),
+  event_id: Joi.string().required(),
+  event_type: Joi.string().required(),
+  attempt: Joi.number().integer().min(1).required().description('1 for the first attempt of the delivery.'),
+  trigger: Joi.string().valid('scheduled', 'manual', 'test').required(),
+  url: Joi.string().required().description('Where it was sent.'),
+  succeeded: Joi.boolean().required(),
+  status_code: Joi.number().integer().allow(null).required().description('Null when no HTTP answer came.'),
+  duration_ms: Joi.number().integer().min(0).required(),
+  error: Joi.string().allow(null).required(),
+  response_body: Joi.string().allow(null, '').required().description('The first KiB of the answer.'),
+  next_retry_at: timestamp.allow(null).required().description('When the schedule tries again after this failure.'),
+  created_at: timestamp.required(),
+}).label('WebhookDeliveryAttempt');
+
+export const deliveryAttemptList = listEnvelope(deliveryAttempt, 'WebhookDeliveryAttemptList');

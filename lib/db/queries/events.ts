@@ -14,15 +14,65 @@ export const eventRow = z.object({
 });
 export type EventRow = z.infer<typeof eventRow>;
 
+export const dispatchableEvent = eventRow.extend({ caused_by_rules: z.array(z.uuid()) });
+export type DispatchableEvent = z.infer<typeof dispatchableEvent>;
+
+export type RecordOptions = {
+  /** The rules whose actions led here (rule loop guard; see migrations/0004_deliveries.sql). */
+  causedByRules?: readonly string[];
+  /** Events addressed to one receiver (a test ping) are never fanned out. */
+  dispatched?: boolean;
+};
+
 export function createEventQueries(db: CommonQueryMethods) {
   return {
     /** Records a domain event; call it on the transaction that makes the change. */
-    async record(tenant: Tenant, type: string, data: Record<string, unknown>): Promise<EventRow> {
+    async record(
+      tenant: Tenant,
+      type: string,
+      data: Record<string, unknown>,
+      options: RecordOptions = {},
+    ): Promise<EventRow> {
       return db.one(sql.type(eventRow)`
-        INSERT INTO events (id, workspace_id, environment, type, data)
+        INSERT INTO events (id, workspace_id, environment, type, data, caused_by_rules, dispatched_at)
         VALUES (${`evt_${randomUUID().replaceAll('-', '')}`}, ${tenant.workspaceId}, ${tenant.environment}, ${type},
-                ${sql.jsonb(data as never)})
+                ${sql.jsonb(data as never)}, ${sql.array(options.causedByRules ?? [], 'uuid')},
+                ${options.dispatched ? sql.fragment`ms_now()` : null})
         RETURNING id, workspace_id, environment, type, data, created_at`);
+    },
+
+    async find(id: string): Promise<EventRow | null> {
+      return db.maybeOne(sql.type(eventRow)`
+        SELECT id, workspace_id, environment, type, data, created_at FROM events WHERE id = ${id}`);
+    },
+
+    /**
+     * The oldest events no dispatcher has handled, locked for this transaction;
+     * rows another dispatcher holds are skipped, so dispatchers can run side by side.
+     */
+    async claimUndispatched(limit: number): Promise<readonly DispatchableEvent[]> {
+      return db.any(sql.type(dispatchableEvent)`
+        SELECT id, workspace_id, environment, type, data, created_at, caused_by_rules FROM events
+        WHERE dispatched_at IS NULL
+        ORDER BY created_at, id
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED`);
+    },
+
+    /** Each (event, webhook) pair to deliver: active webhooks of the event's tenant subscribed to its type. */
+    async subscriptions(eventIds: readonly string[]): Promise<readonly { event_id: string; webhook_id: string }[]> {
+      if (eventIds.length === 0) return [];
+      return db.any(sql.type(z.object({ event_id: z.string(), webhook_id: z.uuid() }))`
+        SELECT e.id AS event_id, w.id AS webhook_id
+        FROM events e
+        JOIN webhooks w ON w.workspace_id = e.workspace_id AND w.environment = e.environment AND w.is_active
+          AND (e.type = ANY (w.events) OR '*' = ANY (w.events))
+        WHERE e.id = ANY (${sql.array(eventIds, 'text')})`);
+    },
+
+    async markDispatched(eventIds: readonly string[]): Promise<void> {
+      await db.query(sql.typeAlias('void')`
+        UPDATE events SET dispatched_at = ms_now() WHERE id = ANY (${sql.array(eventIds, 'text')})`);
     },
 
     /** How often `type` fired for one transfer since a moment: throttles password guessing. */

@@ -21,6 +21,7 @@ export const webhookRow = z.object({
   failure_count: z.number().int(),
   last_triggered_at: z.date().nullable(),
   last_status: z.number().int().nullable(),
+  failing_since: z.date().nullable(),
   disabled_reason: z.string().nullable(),
   created_at: z.date(),
 });
@@ -29,7 +30,7 @@ export type WebhookRow = z.infer<typeof webhookRow>;
 const columns = sql.fragment`
   w.id, w.workspace_id, w.environment, w.name, w.description, w.url, w.events, w.is_active, w.secret_sealed,
   w.previous_secret_sealed, w.previous_secret_expires_at, w.success_count, w.failure_count, w.last_triggered_at,
-  w.last_status, w.disabled_reason, w.created_at`;
+  w.last_status, w.failing_since, w.disabled_reason, w.created_at`;
 
 export type WebhookChanges = Partial<{
   name: string;
@@ -98,6 +99,39 @@ export function createWebhookQueries(db: CommonQueryMethods) {
         SET previous_secret_sealed = secret_sealed, previous_secret_expires_at = ${sql.timestamp(previousUntil)},
             secret_sealed = ${secretSealed}
         WHERE id = ${id}`);
+    },
+
+    async findById(id: string): Promise<WebhookRow | null> {
+      return db.maybeOne(sql.type(webhookRow)`SELECT ${columns} FROM webhooks w WHERE w.id = ${id}`);
+    },
+
+    /** Counts an attempt's outcome; a failure starts (or continues) the failing streak a success ends. */
+    async recordOutcome(id: string, outcome: { succeeded: boolean; statusCode: number | null }): Promise<void> {
+      await db.query(sql.typeAlias('void')`
+        UPDATE webhooks SET
+          success_count = success_count + ${outcome.succeeded ? 1 : 0},
+          failure_count = failure_count + ${outcome.succeeded ? 0 : 1},
+          last_triggered_at = ms_now(),
+          last_status = ${outcome.statusCode},
+          failing_since = CASE WHEN ${outcome.succeeded} THEN NULL ELSE coalesce(failing_since, ms_now()) END
+        WHERE id = ${id}`);
+    },
+
+    /** Turns the webhook off when it has failed without a single success for `afterMs`; null if it stays on. */
+    async disableIfFailingFor(id: string, afterMs: number): Promise<WebhookRow | null> {
+      return db.maybeOne(sql.type(webhookRow)`
+        UPDATE webhooks AS w SET is_active = false, disabled_reason = 'failing'
+        WHERE w.id = ${id} AND w.is_active AND w.failing_since IS NOT NULL
+          AND w.failing_since <= ms_now() - make_interval(secs => ${afterMs / 1000})
+        RETURNING ${columns}`);
+    },
+
+    /** Active webhooks of the tenant subscribed to `type` (or to every type with `*`). */
+    async subscribers(tenant: Tenant, type: string): Promise<readonly { id: string }[]> {
+      return db.any(sql.type(z.object({ id: z.uuid() }))`
+        SELECT id FROM webhooks
+        WHERE workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment} AND is_active
+          AND (${type} = ANY (events) OR '*' = ANY (events))`);
     },
 
     async remove(id: string): Promise<void> {

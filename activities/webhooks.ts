@@ -1,0 +1,158 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../lib/config.ts';
+import { unseal } from '../lib/crypto/secrets.ts';
+import { createAuditQueries } from '../lib/db/queries/audit.ts';
+import { type AttemptRow, createDeliveryQueries, type DeliveryTrigger } from '../lib/db/queries/deliveries.ts';
+import { createEventQueries, type EventRow } from '../lib/db/queries/events.ts';
+import { createWebhookQueries, type WebhookRow } from '../lib/db/queries/webhooks.ts';
+import type { Lookup } from '../lib/net/ssrf.ts';
+import { presentAttempt, type WebhookAttempt } from '../lib/webhooks/deliveries.ts';
+import { postJson } from '../lib/webhooks/post.ts';
+import { deliveryHeaders } from '../lib/webhooks/signature.ts';
+
+export type WebhookActivityDeps = {
+  config: Config;
+  db: DatabasePool;
+  sealKey: Buffer;
+  /** Tests inject a resolver; production resolves with the system's. */
+  lookup?: Lookup;
+};
+
+export type AttemptInput = {
+  eventId: string;
+  webhookId: string;
+  trigger: DeliveryTrigger;
+  /** Position of this attempt in its workflow: with the workflow id, the attempt's identity. */
+  index: number;
+  /** The wait before the next try if this one fails; null when it is the last. */
+  retryInMs: number | null;
+};
+
+export type AttemptOutcome =
+  | { outcome: 'succeeded' | 'failed'; attempt: WebhookAttempt }
+  | { outcome: 'skipped'; reason: 'webhook_deleted' | 'webhook_disabled' | 'event_deleted' };
+
+/** The signed envelope (spec, Events: Delivery envelope); the same bytes on every attempt. */
+export function envelopeOf(event: EventRow): string {
+  return JSON.stringify({
+    id: event.id,
+    type: event.type,
+    timestamp: event.created_at.toISOString(),
+    data: event.data,
+  });
+}
+
+/** Oldest first: during a rotation the previous secret signs too, until it expires. */
+function signingSecrets(hook: WebhookRow, key: Buffer, now: Date): string[] {
+  const current = unseal(key, hook.secret_sealed);
+  const previousValid =
+    hook.previous_secret_sealed !== null &&
+    hook.previous_secret_expires_at !== null &&
+    hook.previous_secret_expires_at > now;
+  return previousValid && hook.previous_secret_sealed ? [unseal(key, hook.previous_secret_sealed), current] : [current];
+}
+
+export function createWebhookActivities(deps: WebhookActivityDeps) {
+  const { config, db } = deps;
+
+  /**
+   * One HTTP attempt of one delivery, recorded with its outcome. A failed
+   * attempt is a value, not an exception: the workflow decides when to try
+   * again. Exceptions are for the database or the worker, and Temporal retries
+   * those; an attempt already recorded under the same key is returned as is,
+   * so a retried activity never records (or counts) twice.
+   */
+  async function attemptDelivery(input: AttemptInput): Promise<AttemptOutcome> {
+    const workflow = Context.current().info.workflowExecution;
+    if (!workflow) throw ApplicationFailure.nonRetryable('attemptDelivery runs inside a delivery workflow');
+    const attemptKey = `${workflow.workflowId}:${input.index}`;
+    const deliveries = createDeliveryQueries(db);
+    const recorded = await deliveries.findAttemptByKey(attemptKey);
+    if (recorded) return outcomeOf(recorded);
+
+    const hook = await createWebhookQueries(db).findById(input.webhookId);
+    if (!hook) return { outcome: 'skipped', reason: 'webhook_deleted' };
+    const event = await createEventQueries(db).find(input.eventId);
+    if (!event) return { outcome: 'skipped', reason: 'event_deleted' };
+    if (input.trigger === 'scheduled' && !hook.is_active) {
+      await db.transaction(async (tx) => {
+        const delivery = await createDeliveryQueries(tx).openForUpdate(hook.id, event.id, event.type);
+        await createDeliveryQueries(tx).cancel(delivery.id);
+      });
+      return { outcome: 'skipped', reason: 'webhook_disabled' };
+    }
+
+    const now = new Date();
+    const body = envelopeOf(event);
+    const headers = deliveryHeaders({
+      id: event.id,
+      timestamp: Math.floor(now.getTime() / 1000),
+      payload: body,
+      secrets: signingSecrets(hook, deps.sealKey, now),
+    });
+    const result = await postJson({
+      url: hook.url,
+      body,
+      headers: { ...headers },
+      timeoutMs: config.webhooks.timeoutMs,
+      allowPrivate: config.webhooks.allowPrivateTargets,
+      hosts: config.webhooks.hosts,
+      ...(deps.lookup ? { lookup: deps.lookup } : {}),
+    });
+    const nextRetryAt = !result.ok && input.retryInMs !== null ? new Date(Date.now() + input.retryInMs) : null;
+
+    const attempt = await db.transaction(async (tx) => {
+      const queries = createDeliveryQueries(tx);
+      const delivery = await queries.openForUpdate(hook.id, event.id, event.type);
+      // Holding the delivery's lock: a twin of this activity that got here first has recorded it.
+      const twin = await queries.findAttemptByKey(attemptKey);
+      if (twin) return twin;
+      const row = await queries.recordAttempt(delivery, {
+        attemptKey,
+        trigger: input.trigger,
+        url: hook.url,
+        statusCode: result.statusCode,
+        succeeded: result.ok,
+        durationMs: result.durationMs,
+        error: result.error,
+        responseBody: result.responseBody,
+        nextRetryAt,
+      });
+      const hooks = createWebhookQueries(tx);
+      await hooks.recordOutcome(hook.id, { succeeded: result.ok, statusCode: result.statusCode });
+      // Only the schedule's own failures count towards disabling: a failed test is a question, not a verdict.
+      if (!result.ok && input.trigger === 'scheduled') {
+        const disabled = await hooks.disableIfFailingFor(hook.id, config.webhooks.disableAfterMs);
+        if (disabled) {
+          await queries.cancel(delivery.id);
+          await recordDisabled(tx, disabled);
+        }
+      }
+      return row;
+    });
+    return outcomeOf(attempt);
+  }
+
+  return { attemptDelivery };
+}
+
+async function recordDisabled(tx: Parameters<Parameters<DatabasePool['transaction']>[0]>[0], hook: WebhookRow) {
+  const tenant = { workspaceId: hook.workspace_id, environment: hook.environment };
+  await createEventQueries(tx).record(tenant, 'webhook.disabled', {
+    webhook: { id: hook.id, url: hook.url, failure_count: hook.failure_count, last_status: hook.last_status },
+    reason: 'failing',
+    failing_since: (hook.failing_since ?? new Date()).toISOString(),
+  });
+  await createAuditQueries(tx).insertSystem({
+    ...tenant,
+    action: 'webhook.disable',
+    resourceType: 'webhook',
+    resourceId: hook.id,
+    metadata: { reason: 'failing', failing_since: hook.failing_since?.toISOString() ?? null },
+  });
+}
+
+function outcomeOf(row: AttemptRow): AttemptOutcome {
+  return { outcome: row.succeeded ? 'succeeded' : 'failed', attempt: presentAttempt(row) };
+}

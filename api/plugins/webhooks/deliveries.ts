@@ -1,0 +1,25 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { listAttempts } from '../../../lib/webhooks/deliveries.ts';
+import { id, idParams, pageQuery, text } from '../../schemas.ts';
+import { callerOf, idParam } from '../../types.ts';
+import { deliveryAttemptList } from './schemas.ts';
+
+export const deliveriesRoute: ServerRoute = {
+  method: 'GET',
+  path: '/v1/webhooks/{id}/deliveries',
+  options: {
+    description: "List a webhook's delivery attempts",
+    notes:
+      'Every attempt, newest first: scheduled ones, manual redeliveries and tests. Filter by `event_id` or `delivery_id`.',
+    tags: ['api', 'webhooks'],
+    plugins: { valise: { scope: 'webhooks:read' } },
+    validate: {
+      params: idParams,
+      query: Joi.object({ ...pageQuery(), event_id: text.max(100), delivery_id: id }),
+    },
+    response: { schema: deliveryAttemptList },
+  },
+  handler: (request) =>
+    listAttempts(request.server.app.services, callerOf(request), idParam(request), request.query as never),
+};

@@ -1,0 +1,159 @@
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import pg from 'pg';
+import type { DatabasePool } from 'slonik';
+import type { DeliverWebhookInput } from '../../workflows/deliverWebhook.ts';
+import { createEventQueries, type DispatchableEvent } from '../db/queries/events.ts';
+
+// The outbox relay. Events commit with the change they describe; this turns
+// each one into a Temporal workflow per subscribed webhook (and per matching
+// rule, through `planRuns`), then stamps the event dispatched.
+//
+// Exactly once per (event, webhook): the workflows start inside the
+// transaction that claims the events (FOR UPDATE SKIP LOCKED) and before it
+// stamps them, under ids derived from the pair with REJECT_DUPLICATE. A crash
+// before the commit leaves the events undispatched; the next pass starts the
+// same ids again, Temporal refuses the ones that exist, and nothing is doubled.
+// A NOTIFY from the events table wakes the loop; a slow poll covers a lost
+// connection.
+
+export type PlannedRun = { workflowType: string; workflowId: string; args: unknown[] };
+
+export type DispatcherOptions = {
+  db: DatabasePool;
+  databaseUrl: string;
+  temporal: Client;
+  taskQueue: string;
+  retryScheduleMs: readonly number[];
+  /** Rule runs for a batch of events (lib/rules); none when omitted. */
+  planRuns?: (events: readonly DispatchableEvent[]) => Promise<readonly PlannedRun[]>;
+  batchSize?: number;
+  pollMs?: number;
+  log?: (message: string) => void;
+};
+
+export type Dispatcher = {
+  stop(): Promise<void> /** Dispatches until nothing is left; for tests and benches. */;
+  drain(): Promise<number>;
+};
+
+const START_CONCURRENCY = 32;
+
+export function deliveryWorkflowId(eventId: string, webhookId: string): string {
+  return `webhook-delivery-${eventId}-${webhookId}`;
+}
+
+export function startDispatcher(options: DispatcherOptions): Dispatcher {
+  const batchSize = options.batchSize ?? 200;
+  const pollMs = options.pollMs ?? 5_000;
+  const log = options.log ?? ((message) => process.stderr.write(`dispatcher: ${message}\n`));
+  let stopped = false;
+  let wake: (() => void) | null = null;
+  let pending = true;
+
+  const signal = () => {
+    pending = true;
+    wake?.();
+  };
+
+  async function start(run: PlannedRun): Promise<void> {
+    try {
+      await options.temporal.workflow.start(run.workflowType, {
+        taskQueue: options.taskQueue,
+        workflowId: run.workflowId,
+        args: run.args,
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  }
+
+  async function dispatchBatch(): Promise<number> {
+    return options.db.transaction(async (tx) => {
+      const events = createEventQueries(tx);
+      const claimed = await events.claimUndispatched(batchSize);
+      if (claimed.length === 0) return 0;
+      const ids = claimed.map((event) => event.id);
+      const runs: PlannedRun[] = (await events.subscriptions(ids)).map(({ event_id, webhook_id }) => {
+        const input: DeliverWebhookInput = {
+          eventId: event_id,
+          webhookId: webhook_id,
+          trigger: 'scheduled',
+          retryScheduleMs: options.retryScheduleMs,
+        };
+        return { workflowType: 'deliverWebhook', workflowId: deliveryWorkflowId(event_id, webhook_id), args: [input] };
+      });
+      if (options.planRuns) runs.push(...(await options.planRuns(claimed)));
+      await inParallel(runs, START_CONCURRENCY, start);
+      await events.markDispatched(ids);
+      return claimed.length;
+    });
+  }
+
+  async function dispatchAll(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const handled = await dispatchBatch();
+      total += handled;
+      if (handled < batchSize) return total;
+    }
+  }
+
+  const listener = new pg.Client({ connectionString: options.databaseUrl });
+  listener.on('notification', signal);
+  // A broken LISTEN connection only slows dispatch down to the poll; say so once.
+  listener.on('error', (error) => log(`LISTEN connection lost (${error.message}); polling every ${pollMs} ms`));
+  const listening = listener
+    .connect()
+    .then(() => listener.query('LISTEN valise_events'))
+    .catch((error: Error) => log(`cannot LISTEN (${error.message}); polling every ${pollMs} ms`));
+
+  const loop = (async () => {
+    await listening;
+    while (!stopped) {
+      if (pending) {
+        pending = false;
+        try {
+          await dispatchAll();
+        } catch (error) {
+          log(`pass failed, retrying: ${(error as Error).message}`);
+          pending = true;
+          await pause(1_000);
+          continue;
+        }
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(signal, pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          wake = null;
+          resolve();
+        };
+        if (pending || stopped) wake();
+      });
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      wake?.();
+      await loop;
+      await listener.end().catch(() => undefined);
+    },
+    drain: dispatchAll,
+  };
+}
+
+async function inParallel<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await task(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,97 @@
+import type { AttemptOutcome } from '../../activities/webhooks.ts';
+import type { Caller } from '../api-keys/present.ts';
+import { type AttemptRow, createDeliveryQueries, type DeliveryTrigger } from '../db/queries/deliveries.ts';
+import { createEventQueries } from '../db/queries/events.ts';
+import { createWebhookQueries } from '../db/queries/webhooks.ts';
+import { notFound } from '../errors.ts';
+import type { PageQuery } from '../pagination.ts';
+import type { Services } from '../services.ts';
+
+/** Runs one attempt on the workers and waits for it (lib/temporal.ts). */
+export type WebhookDeliverer = {
+  deliverNow(input: {
+    eventId: string;
+    webhookId: string;
+    trigger: Exclude<DeliveryTrigger, 'scheduled'>;
+  }): Promise<AttemptOutcome>;
+};
+
+export const PING_MESSAGE = 'Hello from Valise: this webhook is reachable and its signatures verify.';
+
+/** One HTTP attempt, as GET /v1/webhooks/{id}/deliveries lists it (docs/webhooks.md, "Delivery log"). */
+export function presentAttempt(row: AttemptRow) {
+  return {
+    id: row.id,
+    object: 'webhook_delivery_attempt' as const,
+    delivery_id: row.delivery_id,
+    webhook_id: row.webhook_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    attempt: row.attempt,
+    trigger: row.trigger,
+    url: row.url,
+    succeeded: row.succeeded,
+    status_code: row.status_code,
+    duration_ms: row.duration_ms,
+    error: row.error,
+    response_body: row.response_body,
+    next_retry_at: row.next_retry_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+  };
+}
+export type WebhookAttempt = ReturnType<typeof presentAttempt>;
+
+const tenantOf = (caller: Caller) => ({ workspaceId: caller.workspaceId, environment: caller.environment });
+
+async function mustFindWebhook(services: Services, caller: Caller, id: string) {
+  const hook = await createWebhookQueries(services.db).find(tenantOf(caller), id);
+  if (!hook) throw notFound('webhook');
+  return hook;
+}
+
+export async function listAttempts(
+  services: Services,
+  caller: Caller,
+  webhookId: string,
+  query: PageQuery & { event_id?: string | undefined; delivery_id?: string | undefined },
+) {
+  await mustFindWebhook(services, caller, webhookId);
+  const filters = { webhook: webhookId, event_id: query.event_id, delivery_id: query.delivery_id };
+  const window = services.paginator.open('webhook_deliveries', filters, query);
+  const rows = await createDeliveryQueries(services.db).listAttempts(
+    webhookId,
+    { eventId: query.event_id, deliveryId: query.delivery_id },
+    window,
+  );
+  return services.paginator.close('webhook_deliveries', filters, query, rows, presentAttempt);
+}
+
+function attemptOf(result: AttemptOutcome): WebhookAttempt {
+  if (result.outcome === 'skipped') {
+    // The webhook or event vanished between our check and the attempt (a concurrent delete).
+    throw notFound(result.reason === 'event_deleted' ? 'event' : 'webhook');
+  }
+  return result.attempt;
+}
+
+/** Sends a signed `ping` to this webhook alone, whatever it subscribes to, and returns the attempt. */
+export async function sendTestPing(services: Services, caller: Caller, webhookId: string) {
+  const hook = await mustFindWebhook(services, caller, webhookId);
+  const event = await createEventQueries(services.db).record(
+    tenantOf(caller),
+    'ping',
+    { webhook_id: hook.id, message: PING_MESSAGE },
+    { dispatched: true },
+  );
+  return attemptOf(await services.webhooks.deliverNow({ eventId: event.id, webhookId: hook.id, trigger: 'test' }));
+}
+
+/** Sends a past delivery's event again, now, as one more attempt of that delivery (same `webhook-id`). */
+export async function redeliver(services: Services, caller: Caller, webhookId: string, deliveryId: string) {
+  const hook = await mustFindWebhook(services, caller, webhookId);
+  const delivery = await createDeliveryQueries(services.db).find(hook.id, deliveryId);
+  if (!delivery) throw notFound('delivery');
+  return attemptOf(
+    await services.webhooks.deliverNow({ eventId: delivery.event_id, webhookId: hook.id, trigger: 'manual' }),
+  );
+}

@@ -1,0 +1,46 @@
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { AttemptOutcome, createWebhookActivities } from '../activities/webhooks.ts';
+import type { DeliveryTrigger } from '../lib/db/queries/deliveries.ts';
+
+type Activities = ReturnType<typeof createWebhookActivities>;
+
+// An attempt's HTTP failure is its return value; what Temporal retries here is
+// the activity failing to run or record (database down, worker gone). The
+// timeout covers WEBHOOK_TIMEOUT_MS (at most 30 s) plus the database writes.
+const { attemptDelivery } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+export type DeliverWebhookInput = {
+  eventId: string;
+  webhookId: string;
+  /** `scheduled` follows the retry schedule; `manual` and `test` make one attempt. */
+  trigger: DeliveryTrigger;
+  /** Waits between attempts in ms (WEBHOOK_RETRY_SCHEDULE), fixed when the delivery starts. */
+  retryScheduleMs: readonly number[];
+};
+
+/**
+ * Delivers one event to one webhook (workflow id
+ * `webhook-delivery-<event>-<webhook>`): an attempt, then on failure a wait
+ * from the schedule with ±20 % jitter, and again, until a 2xx or the schedule
+ * runs out. The waits are durable timers, so restarts lose nothing.
+ */
+export async function deliverWebhook(input: DeliverWebhookInput): Promise<AttemptOutcome> {
+  const waits = input.trigger === 'scheduled' ? input.retryScheduleMs : [];
+  for (let index = 0; ; index++) {
+    const wait = waits[index];
+    // Math.random is seeded per workflow run by Temporal, so replays draw the same jitter.
+    const retryInMs = wait === undefined ? null : Math.round(wait * (0.8 + 0.4 * Math.random()));
+    const result = await attemptDelivery({
+      eventId: input.eventId,
+      webhookId: input.webhookId,
+      trigger: input.trigger,
+      index,
+      retryInMs,
+    });
+    if (result.outcome !== 'failed' || retryInMs === null) return result;
+    await sleep(retryInMs);
+  }
+}
