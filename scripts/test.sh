@@ -81,7 +81,7 @@ export NODE_ENV=test VALISE_PROFILE=test
 # name to loopback and nothing else, so no packet leaves the machine), a
 # retry schedule of 35 s instead of a day, and disabling after 20 s of failure.
 export WEBHOOK_ALLOW_PRIVATE_TARGETS=true WEBHOOK_HOSTS=hooks.valise.test=127.0.0.1 \
-  WEBHOOK_TIMEOUT_MS=2000 WEBHOOK_RETRY_SCHEDULE=1s,1s,2s,2s,3s,5s,8s,13s WEBHOOK_DISABLE_AFTER=20s
+  WEBHOOK_TIMEOUT_MS=5000 WEBHOOK_RETRY_SCHEDULE=1s,1s,2s,2s,3s,5s,8s,13s WEBHOOK_DISABLE_AFTER=20s
 # The HTTPS test receiver's self-signed certificate (test/fixtures/tls).
 export NODE_EXTRA_CA_CERTS="$ROOT/test/fixtures/tls/cert.pem"
 

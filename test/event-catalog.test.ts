@@ -332,6 +332,7 @@ function scenariosRun(): Promise<void> {
       expiry,
       uploadIncomplete,
       failingWebhook,
+      ruleActions,
     };
     const results = await Promise.allSettled(Object.values(runs).map((run) => run()));
     results.forEach((result, index) => {
@@ -481,6 +482,28 @@ async function failingWebhook() {
     await eventually(async () => ((await rowsOf('webhook.disabled')).length > 0 ? true : undefined), 90_000, 500);
   } finally {
     await receiver.close();
+  }
+}
+
+async function ruleActions() {
+  // Rules limited by a condition to one transfer, so the other scenarios' transfers are left alone.
+  const recipient = uniqueAddress('rules');
+  const when = { trigger_event: 'transfer.created', trigger_conditions: { recipient_email: recipient } };
+  for (const [action_type, action_config] of [
+    ['extend_expiry', { hours: 2 }],
+    ['archive_transfer', {}],
+  ] as const) {
+    await ok(
+      api.call('POST', '/v1/rules', {
+        key: ws.keys.live,
+        body: { name: action_type, ...when, action_type, action_config },
+      }),
+      201,
+    );
+  }
+  await createTransfer(api, ws.keys.live, { recipient, files: [{ name: 'ruled.bin', size: 1 }] });
+  for (const type of ['transfer.expiry_extended', 'transfer.archived']) {
+    await eventually(async () => ((await rowsOf(type)).length > 0 ? true : undefined), 30_000);
   }
 }
 

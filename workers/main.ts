@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createApiKeyActivities } from '../activities/api-keys.ts';
+import { createRuleActivities } from '../activities/rules.ts';
 import { createTransferActivities } from '../activities/transfers.ts';
 import { createWebhookActivities } from '../activities/webhooks.ts';
 import { loadConfig } from '../lib/config.ts';
@@ -9,6 +10,7 @@ import { deriveKey } from '../lib/crypto/secrets.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
 import { startDispatcher } from '../lib/events/dispatcher.ts';
 import { createMailer } from '../lib/mail/mailer.ts';
+import { planRuleRuns } from '../lib/rules/plan.ts';
 import { createScanner } from '../lib/scan/clamd.ts';
 import { createObjectStore } from '../lib/storage/object-store.ts';
 import { connectTemporal } from '../lib/temporal.ts';
@@ -25,6 +27,8 @@ const mailer = createMailer(config, {
   ...(config.smtp.auth ? { auth: config.smtp.auth } : {}),
 });
 
+const sealKey = deriveKey(config.secret, 'seal');
+
 const worker = await Worker.create({
   connection,
   namespace: config.temporal.namespace,
@@ -40,7 +44,8 @@ const worker = await Worker.create({
       scanner: createScanner(config.clamd),
       mailer,
     }),
-    ...createWebhookActivities({ config, db, sealKey: deriveKey(config.secret, 'seal') }),
+    ...createWebhookActivities({ config, db, sealKey }),
+    ...createRuleActivities({ config, db, sealKey, mailer }),
   },
 });
 
@@ -52,6 +57,7 @@ const dispatcher = startDispatcher({
   temporal,
   taskQueue: config.temporal.taskQueue,
   retryScheduleMs: config.webhooks.retryScheduleMs,
+  planRuns: planRuleRuns,
 });
 
 process.stderr.write(`worker: polling task queue ${config.temporal.taskQueue} on ${config.temporal.address}\n`);

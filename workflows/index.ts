@@ -1,4 +1,5 @@
 export { deliverWebhook } from './deliverWebhook.ts';
 export { endKeyRotationGrace } from './endKeyRotationGrace.ts';
 export { expireApiKey } from './expireApiKey.ts';
+export { runRule } from './runRule.ts';
 export { transferLifecycle } from './transferLifecycle.ts';

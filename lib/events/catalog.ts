@@ -346,6 +346,28 @@ export const EVENT_CATALOG = [
     EMITTED,
   ),
 
+  event(
+    'transfer.expiry_extended',
+    'An `extend_expiry` automation rule moved `expires_at` later (capped at the longest expiry allowed).',
+    {
+      transfer,
+      previous_expires_at: dateTime('The expiry before the extension.'),
+      rule_id: uuid('The rule whose action extended it.'),
+      cause_event_id: str('The event that set the rule off.'),
+    },
+    EMITTED,
+  ),
+  event(
+    'transfer.archived',
+    'An `archive_transfer` automation rule archived the transfer: it left the default list, its link still works.',
+    {
+      transfer,
+      rule_id: uuid('The rule whose action archived it.'),
+      cause_event_id: str('The event that set the rule off.'),
+    },
+    EMITTED,
+  ),
+
   // coffre.*
   event('coffre.created', 'A vault (data room) was created.', { coffre: CoffreView }),
   event('coffre.accessed', 'Someone opened a vault.', {

@@ -1,6 +1,6 @@
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import pg from 'pg';
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { DeliverWebhookInput } from '../../workflows/deliverWebhook.ts';
 import { createEventQueries, type DispatchableEvent } from '../db/queries/events.ts';
 
@@ -25,7 +25,7 @@ export type DispatcherOptions = {
   taskQueue: string;
   retryScheduleMs: readonly number[];
   /** Rule runs for a batch of events (lib/rules); none when omitted. */
-  planRuns?: (events: readonly DispatchableEvent[]) => Promise<readonly PlannedRun[]>;
+  planRuns?: (tx: CommonQueryMethods, events: readonly DispatchableEvent[]) => Promise<readonly PlannedRun[]>;
   batchSize?: number;
   pollMs?: number;
   log?: (message: string) => void;
@@ -83,7 +83,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         };
         return { workflowType: 'deliverWebhook', workflowId: deliveryWorkflowId(event_id, webhook_id), args: [input] };
       });
-      if (options.planRuns) runs.push(...(await options.planRuns(claimed)));
+      if (options.planRuns) runs.push(...(await options.planRuns(tx, claimed)));
       await inParallel(runs, START_CONCURRENCY, start);
       await events.markDispatched(ids);
       return claimed.length;

@@ -110,6 +110,42 @@ export function approvalDecisionMail(input: ApprovalDecisionMailInput): MailMess
   };
 }
 
+export type RuleMailInput = {
+  to: string;
+  ruleName: string;
+  /** One line saying what happened (lib/rules/describe.ts). */
+  summary: string;
+  /** From the rule's action_config, placeholders already filled in; defaults when absent. */
+  subject?: string | undefined;
+  body?: string | undefined;
+  shareUrl?: string | null | undefined;
+};
+
+/** An `email_recipient` or `email_workspace` rule action. */
+export function ruleMail(input: RuleMailInput): MailMessage {
+  const summary = singleLine(input.summary, 300);
+  const rule = singleLine(input.ruleName, 200);
+  const body = multiLine(input.body);
+  const url = input.shareUrl ? asHttpUrl(input.shareUrl) : null;
+  return {
+    to: mailbox(input.to),
+    subject: subject(input.subject ? singleLine(input.subject, 200) : summary),
+    text: [
+      body ?? summary,
+      ...(url ? ['', `Link: ${url}`] : []),
+      '',
+      `Sent by the automation rule “${rule}”.`,
+      FOOTER_TEXT,
+    ].join('\n'),
+    html: page(rule, [
+      body ? quoteHtml(body) : `<p>${escapeHtml(summary)}</p>`,
+      url ? `<p><a href="${escapeHtml(url)}">${escapeHtml(url)}</a></p>` : '',
+      `<p>Sent by the automation rule “${escapeHtml(rule)}”.</p>`,
+      FOOTER_HTML,
+    ]),
+  };
+}
+
 const FOOTER_TEXT = '\n-- \nSent by Valise. If you did not expect this message, you can ignore it.';
 const FOOTER_HTML =
   '<p style="color:#666;font-size:12px">Sent by Valise. If you did not expect this message, you can ignore it.</p>';

@@ -19,7 +19,7 @@ export async function getTransfer(services: Services, caller: Caller, id: string
 }
 
 export async function listTransfers(services: Services, caller: Caller, query: PageQuery & TransferFilters) {
-  const filters = { status: query.status, search: query.search };
+  const filters = { status: query.status, search: query.search, tag: query.tag, archived: query.archived };
   const window = services.paginator.open('transfers', filters, query);
   const queries = createTransferQueries(services.db);
   const rows = await queries.list(tenantOf(caller), filters, window);

@@ -43,6 +43,7 @@ export function presentTransfer(config: Config, transfer: TransferRow, files: re
     approval_note: transfer.approval_note,
     folder_id: transfer.folder_id,
     tags: transfer.tags,
+    archived_at: transfer.archived_at,
     workspace_id: transfer.workspace_id,
     user_id: transfer.user_id,
     created_at: transfer.created_at,

@@ -48,9 +48,11 @@ export type PostResult = {
   responseBody: string | null;
 };
 
+// Idle connections are dropped after 4 s, before the 5 s after which common servers (Node's
+// default keepAliveTimeout among them) close theirs, so a reused socket is rarely a closing one.
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 30_000 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 64, timeout: 30_000 }),
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }),
 };
 
 export const USER_AGENT = 'Valise-Webhooks/1.0 (+https://docs.valise.dev/webhooks)';
@@ -92,16 +94,7 @@ export async function postJson(options: PostOptions): Promise<PostResult> {
       clearTimeout(deadline);
       resolve({ ...result, durationMs: elapsed() });
     };
-    const request = send(target.url, {
-      method: 'POST',
-      agent: agents[protocol],
-      lookup: pinned,
-      headers: {
-        ...options.headers,
-        'user-agent': USER_AGENT,
-        'content-length': String(Buffer.byteLength(options.body)),
-      },
-    });
+    let request: http.ClientRequest;
     const deadline = setTimeout(() => {
       request.destroy();
       finish({
@@ -112,37 +105,53 @@ export async function postJson(options: PostOptions): Promise<PostResult> {
       });
     }, options.timeoutMs);
 
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      finish({ ok: false, statusCode: null, error: describeNetworkError(error), responseBody: null });
-    });
-    request.on('response', (response) => {
-      const statusCode = response.statusCode ?? 0;
-      const chunks: Buffer[] = [];
-      let kept = 0;
-      let seen = 0;
-      response.on('data', (chunk: Buffer) => {
-        seen += chunk.length;
-        if (kept < RESPONSE_EXCERPT_BYTES) {
-          const part = chunk.subarray(0, RESPONSE_EXCERPT_BYTES - kept);
-          chunks.push(part);
-          kept += part.length;
-        }
-        if (seen > DRAIN_LIMIT_BYTES) response.destroy();
+    const attempt = (isRetry: boolean) => {
+      request = send(target.url, {
+        method: 'POST',
+        agent: agents[protocol],
+        lookup: pinned,
+        headers: {
+          ...options.headers,
+          'user-agent': USER_AGENT,
+          'content-length': String(Buffer.byteLength(options.body)),
+        },
       });
-      const settle = () => {
-        const ok = statusCode >= 200 && statusCode < 300;
-        finish({
-          ok,
-          statusCode,
-          error: ok ? null : `http_status: the receiver answered ${statusCode}`,
-          responseBody: excerpt(Buffer.concat(chunks)),
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        // A kept-alive socket the receiver closed as we reused it: the request never reached
+        // it, so one retry on a new connection is safe (the race Node's docs describe).
+        if (request.reusedSocket && error.code === 'ECONNRESET' && !isRetry && !settled) return attempt(true);
+        finish({ ok: false, statusCode: null, error: describeNetworkError(error), responseBody: null });
+      });
+      request.on('response', (response) => {
+        const statusCode = response.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        let seen = 0;
+        response.on('data', (chunk: Buffer) => {
+          seen += chunk.length;
+          if (kept < RESPONSE_EXCERPT_BYTES) {
+            const part = chunk.subarray(0, RESPONSE_EXCERPT_BYTES - kept);
+            chunks.push(part);
+            kept += part.length;
+          }
+          if (seen > DRAIN_LIMIT_BYTES) response.destroy();
         });
-      };
-      response.on('end', settle);
-      response.on('close', settle);
-      response.on('error', settle);
-    });
-    request.end(options.body);
+        const settle = () => {
+          const ok = statusCode >= 200 && statusCode < 300;
+          finish({
+            ok,
+            statusCode,
+            error: ok ? null : `http_status: the receiver answered ${statusCode}`,
+            responseBody: excerpt(Buffer.concat(chunks)),
+          });
+        };
+        response.on('end', settle);
+        response.on('close', settle);
+        response.on('error', settle);
+      });
+      request.end(options.body);
+    };
+    attempt(false);
   });
 }
 

@@ -10,10 +10,20 @@ export const listRoute: ServerRoute = {
   path: '/v1/transfers',
   options: {
     description: 'List transfers',
-    notes: 'Newest first. `search` matches the title, short code or recipient.',
+    notes:
+      'Newest first. `search` matches the title, short code or recipient; `tag` keeps transfers carrying that tag. ' +
+      'Archived transfers are listed only with `archived=true`.',
     tags: ['api', 'transfers'],
     plugins: { valise: { scope: 'transfers:read' } },
-    validate: { query: Joi.object({ ...pageQuery(), status: transferStatus, search: text.max(200) }) },
+    validate: {
+      query: Joi.object({
+        ...pageQuery(),
+        status: transferStatus,
+        search: text.max(200),
+        tag: text.trim().min(1).max(64),
+        archived: Joi.boolean().default(false),
+      }),
+    },
     response: { schema: transferList },
   },
   handler: (request) => listTransfers(request.server.app.services, callerOf(request), request.query as never),

@@ -37,6 +37,10 @@ export const transfer = Joi.object({
   approval_note: Joi.string().allow(null, '').required(),
   folder_id: id.allow(null).required(),
   tags: Joi.array().items(Joi.string()).required(),
+  archived_at: timestamp
+    .allow(null)
+    .required()
+    .description('Set by an `archive_transfer` rule; see docs/transfers.md.'),
   workspace_id: id.required(),
   user_id: id.required(),
   created_at: timestamp.required(),

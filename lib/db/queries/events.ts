@@ -41,9 +41,17 @@ export function createEventQueries(db: CommonQueryMethods) {
         RETURNING id, workspace_id, environment, type, data, created_at`);
     },
 
-    async find(id: string): Promise<EventRow | null> {
+    async find(id: string): Promise<DispatchableEvent | null> {
+      return db.maybeOne(sql.type(dispatchableEvent)`
+        SELECT id, workspace_id, environment, type, data, created_at, caused_by_rules FROM events WHERE id = ${id}`);
+    },
+
+    /** The event a rule's action recorded in answer to `causeEventId`, if it did already. */
+    async findCausedBy(type: string, ruleId: string, causeEventId: string): Promise<EventRow | null> {
       return db.maybeOne(sql.type(eventRow)`
-        SELECT id, workspace_id, environment, type, data, created_at FROM events WHERE id = ${id}`);
+        SELECT id, workspace_id, environment, type, data, created_at FROM events
+        WHERE type = ${type} AND ${ruleId} = ANY (caused_by_rules) AND data ->> 'cause_event_id' = ${causeEventId}
+        LIMIT 1`);
     },
 
     /**

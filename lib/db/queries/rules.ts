@@ -154,6 +154,23 @@ export function createRuleQueries(db: CommonQueryMethods) {
 
     // ---- For the worker. ----
 
+    /** Enabled rules of these workspaces for these triggers: the dispatcher's one query per batch of events. */
+    async findEnabledForTriggers(
+      workspaceIds: readonly string[],
+      triggers: readonly string[],
+    ): Promise<readonly RuleRow[]> {
+      if (workspaceIds.length === 0 || triggers.length === 0) return [];
+      return db.any(sql.type(ruleRow)`
+        SELECT ${columns} FROM rules r
+        WHERE r.is_enabled AND r.workspace_id = ANY (${sql.array(workspaceIds, 'uuid')})
+          AND r.trigger_event = ANY (${sql.array(triggers, 'text')})
+        ORDER BY r.created_at, r.id`);
+    },
+
+    async findById(id: string): Promise<RuleRow | null> {
+      return db.maybeOne(sql.type(ruleRow)`SELECT ${columns} FROM rules r WHERE r.id = ${id}`);
+    },
+
     /** The tenant's enabled rules for an event type, oldest first (the order they run in). */
     async findEnabledForEvent(tenant: Tenant, eventType: string): Promise<readonly RuleRow[]> {
       return db.any(sql.type(ruleRow)`

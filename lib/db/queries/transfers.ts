@@ -29,6 +29,7 @@ export const transferRow = z.object({
   approval_note: z.string().nullable(),
   folder_id: z.uuid().nullable(),
   tags: z.array(z.string()),
+  archived_at: z.date().nullable(),
   created_at: z.date(),
   activated_at: z.date().nullable(),
   ended_at: z.date().nullable(),
@@ -64,7 +65,7 @@ const transferColumns = sql.fragment`
   t.id, t.workspace_id, t.environment, t.user_id, t.short_code, t.transfer_title, t.status, t.status_reason,
   t.encryption_mode, t.scan_status, t.expires_at, t.upload_deadline, t.max_downloads, t.total_downloads,
   t.password_hash, t.recipient, t.approval_required, t.approval_status, t.approved_at, t.approved_by,
-  t.approval_note, t.folder_id, t.tags, t.created_at, t.activated_at, t.ended_at`;
+  t.approval_note, t.folder_id, t.tags, t.archived_at, t.created_at, t.activated_at, t.ended_at`;
 
 const fileColumns = sql.fragment`
   f.id, f.transfer_id, f.position, f.name, f.size, f.mime_type, f.object_key, f.upload_state,
@@ -95,7 +96,13 @@ export type NewFile = {
   encryptedSize: number;
 };
 
-export type TransferFilters = { status?: string | undefined; search?: string | undefined };
+export type TransferFilters = {
+  status?: string | undefined;
+  search?: string | undefined;
+  tag?: string | undefined;
+  /** false (the default list): not archived; true: archived only. */
+  archived?: boolean | undefined;
+};
 
 export function createTransferQueries(db: CommonQueryMethods) {
   return {
@@ -157,6 +164,16 @@ export function createTransferQueries(db: CommonQueryMethods) {
         ORDER BY f.transfer_id, f.position`);
     },
 
+    /** How many files each transfer has, by transfer id. */
+    async countFiles(transferIds: readonly string[]): Promise<Map<string, number>> {
+      if (transferIds.length === 0) return new Map();
+      const rows = await db.any(sql.type(z.object({ transfer_id: z.uuid(), count: z.coerce.number() }))`
+        SELECT transfer_id, count(*) AS count FROM transfer_files
+        WHERE transfer_id = ANY (${sql.array(transferIds, 'uuid')})
+        GROUP BY transfer_id`);
+      return new Map(rows.map((row) => [row.transfer_id, row.count]));
+    },
+
     async file(fileId: string): Promise<FileRow | null> {
       return db.maybeOne(sql.type(fileRow)`SELECT ${fileColumns} FROM transfer_files f WHERE f.id = ${fileId}`);
     },
@@ -167,6 +184,8 @@ export function createTransferQueries(db: CommonQueryMethods) {
         sql.fragment`t.workspace_id = ${tenant.workspaceId}`,
         sql.fragment`t.environment = ${tenant.environment}`,
         filters.status !== undefined && sql.fragment`t.status = ${filters.status}`,
+        filters.tag !== undefined && sql.fragment`t.tags @> ${sql.array([filters.tag], 'text')}`,
+        filters.archived === true ? sql.fragment`t.archived_at IS NOT NULL` : sql.fragment`t.archived_at IS NULL`,
         pattern !== null &&
           sql.fragment`(t.transfer_title ILIKE ${pattern} OR t.short_code ILIKE ${pattern} OR t.recipient ILIKE ${pattern})`,
         olderThanCursor(window, 't'),
@@ -258,6 +277,23 @@ export function createTransferQueries(db: CommonQueryMethods) {
 
     async setFolder(id: string, folderId: string | null): Promise<void> {
       await db.query(sql.typeAlias('void')`UPDATE transfers SET folder_id = ${folderId} WHERE id = ${id}`);
+    },
+
+    /** Adds or removes one tag; null when the set already was as asked (nothing changed). */
+    async retag(id: string, tag: string, change: 'add' | 'remove'): Promise<TransferRow | null> {
+      const tags =
+        change === 'add' ? sql.fragment`array_append(t.tags, ${tag})` : sql.fragment`array_remove(t.tags, ${tag})`;
+      const wanted = change === 'add' ? sql.fragment`NOT (${tag} = ANY (t.tags))` : sql.fragment`${tag} = ANY (t.tags)`;
+      return db.maybeOne(sql.type(transferRow)`
+        UPDATE transfers AS t SET tags = ${tags} WHERE t.id = ${id} AND ${wanted}
+        RETURNING ${transferColumns}`);
+    },
+
+    /** Null when it was archived already. */
+    async archive(id: string): Promise<TransferRow | null> {
+      return db.maybeOne(sql.type(transferRow)`
+        UPDATE transfers AS t SET archived_at = ms_now() WHERE t.id = ${id} AND t.archived_at IS NULL
+        RETURNING ${transferColumns}`);
     },
 
     async extendExpiry(id: string, expiresAt: Date): Promise<void> {
