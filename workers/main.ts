@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createApiKeyActivities } from '../activities/api-keys.ts';
 import { createRuleActivities } from '../activities/rules.ts';
@@ -13,7 +14,6 @@ import { createMailer } from '../lib/mail/mailer.ts';
 import { planRuleRuns } from '../lib/rules/plan.ts';
 import { createScanner } from '../lib/scan/clamd.ts';
 import { createObjectStore } from '../lib/storage/object-store.ts';
-import { connectTemporal } from '../lib/temporal.ts';
 import { closeAgents } from '../lib/webhooks/post.ts';
 
 // The activity worker: runs every workflow in workflows/ and the activities
@@ -50,7 +50,9 @@ const worker = await Worker.create({
 });
 
 // The outbox relay lives with the workers: no API process is needed for events to flow.
-const temporal = await connectTemporal(config);
+// Its client shares the worker's connection, so Temporal can hand the first task of a
+// delivery it starts straight back to this worker (eager start) instead of queueing it.
+const temporal = new Client({ connection, namespace: config.temporal.namespace });
 const dispatcher = startDispatcher({
   db,
   databaseUrl: config.database.url,
@@ -65,4 +67,4 @@ process.stderr.write(`worker: polling task queue ${config.temporal.taskQueue} on
 await worker.run();
 await dispatcher.stop();
 closeAgents();
-await Promise.allSettled([db.end(), connection.close(), temporal.connection.close(), mailer.close()]);
+await Promise.allSettled([db.end(), connection.close(), mailer.close()]);

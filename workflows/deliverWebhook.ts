@@ -1,4 +1,4 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { AttemptOutcome, createWebhookActivities } from '../activities/webhooks.ts';
 import type { DeliveryTrigger } from '../lib/db/queries/deliveries.ts';
 
@@ -7,7 +7,11 @@ type Activities = ReturnType<typeof createWebhookActivities>;
 // An attempt's HTTP failure is its return value; what Temporal retries here is
 // the activity failing to run or record (database down, worker gone). The
 // timeout covers WEBHOOK_TIMEOUT_MS (at most 30 s) plus the database writes.
-const { attemptDelivery } = proxyActivities<Activities>({
+// A local activity: an attempt is short and its workflow's worker runs it, so
+// it needs no activity task of its own, which halves what Temporal stores and
+// dispatches per delivery (bench/README.md has the figures). If the worker dies
+// mid-attempt, the workflow task times out and the attempt runs again on another.
+const { attemptDelivery } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });

@@ -62,6 +62,8 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         workflowId: run.workflowId,
         args: run.args,
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // Honoured when this client shares a connection with a worker on the queue (workers/main.ts).
+        requestEagerStart: true,
       });
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;

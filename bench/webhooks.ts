@@ -1,0 +1,226 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdirSync, openSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { availableParallelism, cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { DatabasePool } from 'slonik';
+import { Webhook } from 'standardwebhooks';
+import { loadConfig } from '../lib/config.ts';
+import { deriveKey, seal } from '../lib/crypto/secrets.ts';
+import { createDatabasePool } from '../lib/db/pool.ts';
+import { createEventQueries } from '../lib/db/queries/events.ts';
+import { createWebhookQueries } from '../lib/db/queries/webhooks.ts';
+import { generateWebhookSecret } from '../lib/webhooks/signature.ts';
+import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
+import { gitCommit, writeResults } from './results.ts';
+
+// Signed webhook deliveries through the whole pipeline: events recorded in
+// PostgreSQL, the worker's dispatcher, one Temporal workflow per (event,
+// webhook), the signed POST, the attempt recorded. A local receiver on
+// loopback notes when each delivery arrives.
+// Usage: sh scripts/node.sh bench/webhooks.ts    (bench/README.md has the details)
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
+const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 5);
+const STEADY_RATE = Number(process.env.BENCH_STEADY_RATE ?? 10); // events per second
+const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 20);
+const INSERT_BATCH = 500;
+const VERIFY_EVERY = 100; // the receiver checks one signature in this many with `standardwebhooks`
+const DRAIN_TIMEOUT_MS = 60 * 60_000;
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+type Arrival = { eventId: string; path: string; at: number };
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+async function startReceiver(secrets: Map<string, string>) {
+  const arrivals: Arrival[] = [];
+  let badSignatures = 0;
+  let seen = 0;
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const at = Date.now();
+      const body = Buffer.concat(chunks).toString('utf8');
+      const path = request.url ?? '/';
+      const eventId = String(request.headers['webhook-id']);
+      if (seen++ % VERIFY_EVERY === 0) {
+        try {
+          const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)]));
+          new Webhook(secrets.get(path) ?? '').verify(body, headers);
+        } catch {
+          badSignatures++;
+        }
+      }
+      arrivals.push({ eventId, path, at });
+      response.writeHead(204).end();
+    });
+  });
+  // Real receivers keep connections open; so does the worker's agent.
+  server.keepAliveTimeout = 10_000;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return { port, arrivals, badSignatures: () => badSignatures, close: () => server.close() };
+}
+
+/** The bench's own worker (dispatcher and activities), its output in bench/results/webhooks-worker.log. */
+function startWorker(taskQueue: string): ChildProcess {
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+  const output = openSync(join(ROOT, 'bench/results/webhooks-worker.log'), 'w');
+  return spawn('sh', ['scripts/node.sh', 'workers/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, TEMPORAL_TASK_QUEUE: taskQueue, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    stdio: ['ignore', output, output],
+  });
+}
+
+async function recordEvents(db: DatabasePool, tenant: { workspaceId: string; environment: 'live' }, count: number) {
+  const createdAt = new Map<string, number>();
+  for (let done = 0; done < count; done += INSERT_BATCH) {
+    const rows = await db.transaction(async (tx) => {
+      const events = createEventQueries(tx);
+      const out = [];
+      for (let i = done; i < Math.min(count, done + INSERT_BATCH); i++) {
+        out.push(await events.record(tenant, 'transfer.created', { transfer: { id: randomUUID(), n: i } }));
+      }
+      return out;
+    });
+    for (const row of rows) createdAt.set(row.id, row.created_at.getTime());
+  }
+  return createdAt;
+}
+
+async function waitFor(arrivals: readonly Arrival[], expected: number) {
+  const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+  let last = -1;
+  while (arrivals.length < expected) {
+    if (Date.now() > deadline) throw new Error(`only ${arrivals.length} of ${expected} deliveries arrived`);
+    if (arrivals.length !== last && arrivals.length % 5_000 < 500) log(`${arrivals.length}/${expected} delivered`);
+    last = arrivals.length;
+    await delay(250);
+  }
+}
+
+function latencies(arrivals: readonly Arrival[], createdAt: ReadonlyMap<string, number>) {
+  const values = arrivals
+    .map((a) => a.at - (createdAt.get(a.eventId) ?? Number.NaN))
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
+  return { p50_ms: percentile(values, 50), p99_ms: percentile(values, 99), max_ms: values.at(-1) ?? null };
+}
+
+async function main() {
+  const startedAt = new Date();
+  const config = loadConfig();
+  const db = await createDatabasePool(config.database.url, 10);
+  const sealKey = deriveKey(config.secret, 'seal');
+  const keys = {
+    apiKeyPepper: deriveKey(config.secret, 'api-key-hash'),
+    seal: sealKey,
+    links: deriveKey(config.secret, 'link-token'),
+  };
+  const ws = await bootstrapWorkspace(db, keys, {
+    workspaceName: 'Bench webhooks',
+    ownerEmail: `bench-${randomUUID()}@valise.test`,
+  });
+  const tenant = { workspaceId: ws.workspace_id, environment: 'live' as const };
+
+  const secrets = new Map<string, string>();
+  const receiver = await startReceiver(secrets);
+  for (let i = 0; i < WEBHOOKS; i++) {
+    const secret = generateWebhookSecret();
+    const path = `/hook-${i}`;
+    secrets.set(path, secret);
+    await createWebhookQueries(db).insert(tenant, {
+      name: `bench ${i}`,
+      description: null,
+      url: `http://127.0.0.1:${receiver.port}${path}`,
+      events: ['transfer.created'],
+      secretSealed: seal(sealKey, secret),
+    });
+  }
+
+  const taskQueue = `bench-webhooks-${randomUUID()}`;
+  const worker = startWorker(taskQueue);
+  try {
+    // Warm-up: the worker bundles its workflows and opens its connections.
+    log('warming up');
+    const warm = await recordEvents(db, tenant, 20);
+    await waitFor(receiver.arrivals, warm.size * WEBHOOKS);
+    receiver.arrivals.length = 0;
+
+    log(`steady: ${STEADY_RATE} events/s for ${STEADY_SECONDS} s`);
+    const steadyCreated = new Map<string, number>();
+    for (let second = 0; second < STEADY_SECONDS; second++) {
+      const tick = Date.now();
+      for (const [id, at] of await recordEvents(db, tenant, STEADY_RATE)) steadyCreated.set(id, at);
+      await delay(Math.max(0, 1_000 - (Date.now() - tick)));
+    }
+    await waitFor(receiver.arrivals, steadyCreated.size * WEBHOOKS);
+    const steady = latencies(receiver.arrivals, steadyCreated);
+    receiver.arrivals.length = 0;
+
+    log(`burst: ${EVENTS} events × ${WEBHOOKS} webhooks`);
+    const burstStart = Date.now();
+    const burstCreated = await recordEvents(db, tenant, EVENTS);
+    const recorded = Date.now();
+    await waitFor(receiver.arrivals, EVENTS * WEBHOOKS);
+    const seconds = (Date.now() - burstStart) / 1000;
+    const burst = latencies(receiver.arrivals, burstCreated);
+    const pairs = new Set(receiver.arrivals.map((a) => `${a.eventId} ${a.path}`));
+
+    const report = {
+      bench: 'webhooks',
+      started_at: startedAt.toISOString(),
+      commit: gitCommit(),
+      node: process.version,
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: availableParallelism(),
+      settings: { events: EVENTS, webhooks: WEBHOOKS, steady_rate: STEADY_RATE, steady_seconds: STEADY_SECONDS },
+      burst: {
+        deliveries: receiver.arrivals.length,
+        distinct_pairs: pairs.size,
+        seconds: round(seconds, 2),
+        deliveries_per_second: round(receiver.arrivals.length / seconds),
+        events_recorded_in_seconds: round((recorded - burstStart) / 1000, 2),
+        event_to_delivery: burst,
+      },
+      steady: { deliveries: steadyCreated.size * WEBHOOKS, event_to_delivery: steady },
+      signatures_checked_bad: receiver.badSignatures(),
+    };
+    const file = writeResults('webhooks', startedAt, report);
+    console.log('| run | deliveries | deliveries/s | event→delivery p50 | p99 |');
+    console.log('|---|---:|---:|---:|---:|');
+    console.log(
+      `| burst: ${EVENTS} events × ${WEBHOOKS} webhooks | ${report.burst.deliveries} | ${report.burst.deliveries_per_second} | ${burst.p50_ms} ms | ${burst.p99_ms} ms |`,
+    );
+    console.log(
+      `| steady: ${STEADY_RATE} events/s × ${WEBHOOKS} webhooks | ${report.steady.deliveries} | n/a | ${steady.p50_ms} ms | ${steady.p99_ms} ms |`,
+    );
+    log(`results in ${file}`);
+    if (pairs.size !== EVENTS * WEBHOOKS || receiver.badSignatures() > 0) {
+      log(`ERROR: ${pairs.size} distinct (event, webhook) pairs, ${receiver.badSignatures()} bad signatures`);
+      process.exitCode = 1;
+    }
+  } finally {
+    worker.kill('SIGTERM');
+    await once(worker, 'exit');
+    receiver.close();
+    await db.end();
+  }
+}
+
+await main();
