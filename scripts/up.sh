@@ -30,6 +30,8 @@ fi
 log "up: migrating"
 npm run -s migrate
 
+# A developer's webhook receiver runs on this machine (docs/webhooks.md, "Targets").
+export WEBHOOK_ALLOW_PRIVATE_TARGETS=${WEBHOOK_ALLOW_PRIVATE_TARGETS:-true}
 spawn worker npm run -s worker
 log "up: worker started (log ${LOGS#"$ROOT"/}/worker.log)"
 # The API gets its own session too, so that the traps above, not the terminal's
