@@ -9,7 +9,7 @@ import { createEventQueries, type DispatchableEvent } from '../db/queries/events
 // rule, through `planRuns`), then stamps the event dispatched.
 //
 // Exactly once per (event, webhook): the workflows start inside the
-// transaction that claims the events (FOR UPDATE SKIP LOCKED) and before it
+// transaction that claims the events (FOR NO KEY UPDATE SKIP LOCKED) and before it
 // stamps them, under ids derived from the pair with REJECT_DUPLICATE. A crash
 // before the commit leaves the events undispatched; the next pass starts the
 // same ids again, Temporal refuses the ones that exist, and nothing is doubled.

@@ -57,6 +57,8 @@ export function createEventQueries(db: CommonQueryMethods) {
     /**
      * The oldest events no dispatcher has handled, locked for this transaction;
      * rows another dispatcher holds are skipped, so dispatchers can run side by side.
+     * NO KEY UPDATE, not UPDATE: the deliveries started meanwhile insert rows that
+     * reference these events, and their foreign-key checks must not wait for the commit.
      */
     async claimUndispatched(limit: number): Promise<readonly DispatchableEvent[]> {
       return db.any(sql.type(dispatchableEvent)`
@@ -64,7 +66,7 @@ export function createEventQueries(db: CommonQueryMethods) {
         WHERE dispatched_at IS NULL
         ORDER BY created_at, id
         LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED`);
+        FOR NO KEY UPDATE SKIP LOCKED`);
     },
 
     /** Each (event, webhook) pair to deliver: active webhooks of the event's tenant subscribed to its type. */
