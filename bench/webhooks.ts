@@ -105,11 +105,13 @@ async function recordEvents(db: DatabasePool, tenant: { workspaceId: string; env
 
 async function waitFor(arrivals: readonly Arrival[], expected: number) {
   const deadline = Date.now() + DRAIN_TIMEOUT_MS;
-  let last = -1;
+  let nextReport = Date.now() + 10_000;
   while (arrivals.length < expected) {
     if (Date.now() > deadline) throw new Error(`only ${arrivals.length} of ${expected} deliveries arrived`);
-    if (arrivals.length !== last && arrivals.length % 5_000 < 500) log(`${arrivals.length}/${expected} delivered`);
-    last = arrivals.length;
+    if (Date.now() >= nextReport) {
+      log(`${arrivals.length}/${expected} delivered`);
+      nextReport += 10_000;
+    }
     await delay(250);
   }
 }
