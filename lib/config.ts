@@ -160,7 +160,11 @@ function toConfig(env: z.infer<typeof schema>) {
     webhooks: {
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS,
       hosts: env.WEBHOOK_HOSTS
-        ? new Map(env.WEBHOOK_HOSTS.toLowerCase().split(',').map((pair) => pair.split('=') as [string, string]))
+        ? new Map(
+            env.WEBHOOK_HOSTS.toLowerCase()
+              .split(',')
+              .map((pair) => pair.split('=') as [string, string]),
+          )
         : undefined,
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,

@@ -9,7 +9,7 @@ export async function createTransfer(api: TestApi, key: string, body: Record<str
   const response = await api.call('POST', '/v1/transfers', { key, body });
   if (response.status !== 201) throw new Error(`create failed: ${response.status} ${response.text}`);
   return response.body as {
-    transfer: { id: string; short_code: string };
+    transfer: { id: string; short_code: string; expires_at: string };
     upload_urls: UploadEntry[];
     share_url: string;
   };
