@@ -95,6 +95,8 @@ status=0
 {
   step lint npx --no -- biome check .
   step typecheck npx --no -- tsc --noEmit -p tsconfig.json
+  # The SDK is its own package: it must build to ESM and declarations on its own.
+  step sdk-build npx --no -- tsc -p sdk/tsconfig.json
   step worker worker_running # it had the lint and typecheck time to start
   log "test: ava"
   ava_status=0

@@ -1,0 +1,72 @@
+import { fileKey, linkKeyFrom } from './crypto/link-key.ts';
+import { createDecryptStream } from './crypto/val1.ts';
+import { ValiseError } from './errors.ts';
+import type { SharedFile, Shares } from './resources/shares.ts';
+import { countBytes } from './sources.ts';
+
+// Downloading a share link: one counted download, then each file streamed from
+// its link into a sink the caller provides, decrypted on the way in e2e mode.
+
+export type DownloadSink = (file: SharedFile) => WritableStream<Uint8Array> | Promise<WritableStream<Uint8Array>>;
+
+export type DownloadParams = {
+  /** When the transfer has one. */
+  password?: string | undefined;
+  /** Where each file's plaintext goes; `toDirectory(dir)` from `@valise/sdk/node` writes files to disk. */
+  to: DownloadSink;
+  /** Only these files (ids); default all. */
+  fileIds?: string[] | undefined;
+  onProgress?: ((progress: { fileId: string; name: string; bytes: number }) => void) | undefined;
+  signal?: AbortSignal | undefined;
+};
+
+export type DownloadedFile = SharedFile & {
+  /** Plaintext bytes written. */
+  bytes: number;
+};
+
+export async function downloadShare(shares: Shares, shareUrl: string, params: DownloadParams) {
+  const code = shortCodeOf(shareUrl);
+  const shared = await shares.get(code, { signal: params.signal });
+  const linkKey = shared.encryption_mode === 'e2e' ? linkKeyFrom(shareUrl) : null;
+  if (shared.encryption_mode === 'e2e' && !linkKey) {
+    throw new ValiseError({
+      code: 'integrity_error',
+      message: 'This transfer is end-to-end encrypted and the link has no `#k=` key: it cannot be decrypted',
+    });
+  }
+  const links = await shares.downloadLinks(code, params.password === undefined ? {} : { password: params.password }, {
+    signal: params.signal,
+  });
+  const wanted = params.fileIds ? new Set(params.fileIds) : null;
+  const files: DownloadedFile[] = [];
+  for (const link of links.files) {
+    if (wanted && !wanted.has(link.file_id)) continue;
+    const file = shared.files.find((f) => f.id === link.file_id);
+    if (!file) throw new ValiseError({ code: 'unexpected_response', message: `no file ${link.file_id} in the share` });
+    const response = await shares.openDownload(link.download_url, { signal: params.signal });
+    if (!response.body) throw new ValiseError({ code: 'unexpected_response', message: 'a download without a body' });
+    let body: ReadableStream<Uint8Array> = response.body;
+    if (linkKey) {
+      const key = await fileKey(linkKey, file.id, shared.files.length);
+      body = body.pipeThrough(createDecryptStream({ key, blobSize: file.size }));
+    }
+    let bytes = 0;
+    const counted = body.pipeThrough(
+      countBytes((n) => {
+        bytes += n;
+        params.onProgress?.({ fileId: file.id, name: file.name, bytes });
+      }),
+    );
+    await counted.pipeTo(await params.to(file), params.signal ? { signal: params.signal } : {});
+    files.push({ ...file, bytes });
+  }
+  return { transfer: shared, files };
+}
+
+function shortCodeOf(shareUrl: string): string {
+  const segments = new URL(shareUrl).pathname.split('/').filter(Boolean);
+  const code = segments.at(-1);
+  if (!code) throw new TypeError(`not a share link: ${shareUrl}`);
+  return decodeURIComponent(code);
+}

@@ -1,0 +1,92 @@
+import { HttpClient, type ValiseOptions } from './client.ts';
+import { ApiKeys } from './resources/api-keys.ts';
+import { Audit } from './resources/audit.ts';
+import { Folders } from './resources/folders.ts';
+import { Meta } from './resources/meta.ts';
+import { Rules } from './resources/rules.ts';
+import { Shares } from './resources/shares.ts';
+import { Transfers } from './resources/transfers.ts';
+import { Uploads } from './resources/uploads.ts';
+import { Webhooks } from './resources/webhooks.ts';
+import { verifyWebhook } from './webhooks-verify.ts';
+
+/**
+ * The Valise API client: `new Valise({ apiKey, baseUrl })`, then one namespace per resource.
+ * Runs wherever fetch, WebCrypto and web streams exist (Node 24, browsers); disk helpers are in
+ * `@valise/sdk/node`.
+ */
+export class Valise {
+  /** For webhook receivers, which need no client: `await Valise.webhooks.verify(body, headers, secret)`. */
+  static readonly webhooks = { verify: verifyWebhook } as const;
+
+  readonly transfers: Transfers;
+  readonly uploads: Uploads;
+  readonly shares: Shares;
+  readonly apiKeys: ApiKeys;
+  readonly webhooks: Webhooks;
+  readonly rules: Rules;
+  readonly folders: Folders;
+  readonly audit: Audit;
+  readonly meta: Meta;
+
+  constructor(options: ValiseOptions) {
+    const http = new HttpClient(options);
+    this.transfers = new Transfers(http);
+    this.uploads = new Uploads(http);
+    this.shares = new Shares(http);
+    this.apiKeys = new ApiKeys(http);
+    this.webhooks = new Webhooks(http);
+    this.rules = new Rules(http);
+    this.folders = new Folders(http);
+    this.audit = new Audit(http);
+    this.meta = new Meta(http);
+  }
+}
+
+export type { RequestOptions, ValiseOptions } from './client.ts';
+export {
+  createDecryptStream,
+  createEncryptStream,
+  DEFAULT_SEGMENT_SIZE,
+  decryptedSize,
+  encryptedSize,
+  makeHeader,
+  parseHeader,
+} from './crypto/val1.ts';
+export type { DownloadedFile, DownloadParams, DownloadSink } from './download.ts';
+export {
+  AuthenticationError,
+  ConflictError,
+  ConnectionError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+  ServerError,
+  ValidationError,
+  ValiseError,
+  type ValiseErrorCode,
+  type ValiseErrorInit,
+} from './errors.ts';
+export { OPENAPI_VERSION, type Paths } from './generated/openapi.ts';
+export { type ListEnvelope, Page, PageRequest } from './pagination.ts';
+export type { DownloadLinks, SharedFile, SharedTransfer } from './resources/shares.ts';
+export type { UploadStatus } from './resources/uploads.ts';
+export { EXCLUDED_OPERATIONS, ROUTES, type RouteName } from './routes.ts';
+export {
+  type ResumeParams,
+  SendInterruptedError,
+  type SendParams,
+  type SendProgress,
+  type SendResult,
+  type SendSession,
+} from './send.ts';
+export type { FileSource, SendFileInput } from './sources.ts';
+export type * from './types.ts';
+export {
+  type VerifyOptions,
+  verifyWebhook,
+  WEBHOOK_TOLERANCE_SECONDS,
+  type WebhookEvent,
+  type WebhookHeaders,
+  WebhookVerificationError,
+} from './webhooks-verify.ts';

@@ -1,0 +1,74 @@
+import type { RequestOptions } from '../client.ts';
+import { type DownloadParams, downloadShare } from '../download.ts';
+import type { PageRequest } from '../pagination.ts';
+import {
+  createAndSend,
+  type ResumeParams,
+  type SendParams,
+  type SendResult,
+  type SendSession,
+  uploadAll,
+} from '../send.ts';
+import type {
+  ApproveTransferParams,
+  CreatedTransfer,
+  CreateTransferParams,
+  ListTransfersParams,
+  Transfer,
+  TransferFolder,
+  TransferListItem,
+} from '../types.ts';
+import { Resource } from './resource.ts';
+import { Shares } from './shares.ts';
+
+export class Transfers extends Resource {
+  /** `for await (const t of valise.transfers.list({ status: 'active' }))` walks every page. */
+  list(params: ListTransfersParams = {}, options?: RequestOptions): PageRequest<TransferListItem> {
+    return this.paged('transfers.list', { query: params, options });
+  }
+
+  /** Creates the transfer only; upload each file to its `upload_urls` entry, or use `send`. */
+  create(params: CreateTransferParams, options?: RequestOptions): Promise<CreatedTransfer> {
+    return this.call('transfers.create', { body: params, options });
+  }
+
+  get(id: string, options?: RequestOptions): Promise<Transfer> {
+    return this.call('transfers.get', { params: { id }, options });
+  }
+
+  /** Revokes the transfer: its keys are destroyed at once. Repeating it is harmless. */
+  revoke(id: string, options?: RequestOptions): Promise<Transfer> {
+    return this.call('transfers.revoke', { params: { id }, options });
+  }
+
+  approve(id: string, params: ApproveTransferParams, options?: RequestOptions): Promise<Transfer> {
+    return this.call('transfers.approve', { params: { id }, body: params, options });
+  }
+
+  setFolder(id: string, folderId: string, options?: RequestOptions): Promise<TransferFolder> {
+    return this.call('transfers.setFolder', { params: { id }, body: { folder_id: folderId }, options });
+  }
+
+  removeFolder(id: string, options?: RequestOptions): Promise<TransferFolder> {
+    return this.call('transfers.removeFolder', { params: { id }, options });
+  }
+
+  /**
+   * Creates a transfer and uploads its files, streamed, with progress. `mode: 'e2e'` encrypts here and
+   * returns a share link with the key in its fragment. A failure after the transfer exists throws
+   * SendInterruptedError, whose `session` `resume` takes to upload only what is missing.
+   */
+  send(params: SendParams): Promise<SendResult> {
+    return createAndSend(this.http, (body) => this.create(body, { signal: params.signal }), params);
+  }
+
+  /** Finishes an interrupted `send`: asks each upload URL what it stored and sends the rest. */
+  resume(session: SendSession, params: ResumeParams): Promise<SendResult> {
+    return uploadAll(this.http, session, params, true);
+  }
+
+  /** Downloads every file of a share link into `to`, decrypting e2e content with the link's `#k=` key. */
+  download(shareUrl: string, params: DownloadParams) {
+    return downloadShare(new Shares(this.http), shareUrl, params);
+  }
+}

@@ -1,0 +1,46 @@
+import type { RequestOptions } from '../client.ts';
+import { type SendFileInput, toFileSource } from '../sources.ts';
+import type { TransferFile } from '../types.ts';
+import { storedOffset, uploadFile } from '../upload.ts';
+import { Resource } from './resource.ts';
+
+/** An upload URL's state: the file, and the byte to resume from. */
+export type UploadStatus = TransferFile & { upload_offset: number };
+
+/**
+ * Upload URLs (from `transfers.create`) one at a time, for callers that manage their own transfers.
+ * They carry their own token: no API key is sent. `transfers.send` does all of this for you.
+ */
+export class Uploads extends Resource {
+  status(uploadUrl: string, options?: RequestOptions): Promise<UploadStatus> {
+    return this.http.json({ ...options, method: 'GET', path: uploadUrl, authenticate: false });
+  }
+
+  /** How many bytes are stored (`HEAD`, `Upload-Offset`). */
+  offset(uploadUrl: string, options?: RequestOptions): Promise<number> {
+    return storedOffset(this.http, uploadUrl, options?.signal);
+  }
+
+  /**
+   * Streams a server-mode file to its upload URL, resuming from what is stored when `resume` is set
+   * (and after network failures either way). For e2e files use `transfers.send`, which encrypts.
+   */
+  put(
+    uploadUrl: string,
+    file: SendFileInput,
+    options: { resume?: boolean; signal?: AbortSignal; onProgress?: (uploaded: number) => void } = {},
+  ): Promise<void> {
+    const source = toFileSource(file);
+    let sentThisRequest = 0;
+    let currentRequest = -1;
+    return uploadFile(this.http, { url: uploadUrl, size: source.size, e2e: null }, source, {
+      resume: options.resume ?? false,
+      signal: options.signal,
+      onBytes: (sent, stored, request) => {
+        if (request !== currentRequest) [currentRequest, sentThisRequest] = [request, 0];
+        sentThisRequest += sent;
+        options.onProgress?.(stored + sentThisRequest);
+      },
+    });
+  }
+}

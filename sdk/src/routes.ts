@@ -1,0 +1,77 @@
+import type { DOCUMENTED_OPERATIONS } from './generated/openapi.ts';
+
+// Which SDK method calls which API operation. The resources build their
+// requests from this table, and test/sdk/drift.test.ts checks it both ways
+// against the live OpenAPI document: every entry is a documented operation
+// with a method behind it, and every documented operation is here or in
+// EXCLUDED_OPERATIONS. The `satisfies` below already fails to compile when an
+// entry names an operation the generated types do not know.
+
+export type DocumentedOperation = (typeof DOCUMENTED_OPERATIONS)[number];
+
+export const ROUTES = {
+  'meta.me': 'GET /v1/me',
+  'meta.welcome': 'GET /v1/welcome',
+
+  'transfers.list': 'GET /v1/transfers',
+  'transfers.create': 'POST /v1/transfers',
+  'transfers.get': 'GET /v1/transfers/{id}',
+  'transfers.revoke': 'DELETE /v1/transfers/{id}',
+  'transfers.approve': 'POST /v1/transfers/{id}/approve',
+  'transfers.setFolder': 'PUT /v1/transfers/{id}/folder',
+  'transfers.removeFolder': 'DELETE /v1/transfers/{id}/folder',
+
+  'uploads.status': 'GET /v1/uploads/{token}',
+  'uploads.put': 'PUT /v1/uploads/{token}',
+
+  'shares.get': 'GET /v1/shares/{code}',
+  'shares.downloadLinks': 'POST /v1/shares/{code}/download-links',
+  'shares.openDownload': 'GET /v1/downloads/{token}',
+
+  'apiKeys.list': 'GET /v1/api-keys',
+  'apiKeys.create': 'POST /v1/api-keys',
+  'apiKeys.get': 'GET /v1/api-keys/{id}',
+  'apiKeys.update': 'PATCH /v1/api-keys/{id}',
+  'apiKeys.revoke': 'DELETE /v1/api-keys/{id}',
+  'apiKeys.rotate': 'POST /v1/api-keys/{id}/rotate',
+
+  'webhooks.list': 'GET /v1/webhooks',
+  'webhooks.create': 'POST /v1/webhooks',
+  'webhooks.update': 'PATCH /v1/webhooks',
+  'webhooks.delete': 'DELETE /v1/webhooks',
+  'webhooks.eventTypes': 'GET /v1/webhooks/events',
+  'webhooks.deliveries': 'GET /v1/webhooks/{id}/deliveries',
+  'webhooks.test': 'POST /v1/webhooks/{id}/test',
+  'webhooks.rotateSecret': 'POST /v1/webhooks/{id}/rotate-secret',
+  'webhooks.retryDelivery': 'POST /v1/webhooks/{id}/deliveries/{deliveryId}/retry',
+
+  'rules.list': 'GET /v1/rules',
+  'rules.create': 'POST /v1/rules',
+  'rules.get': 'GET /v1/rules/{id}',
+  'rules.update': 'PATCH /v1/rules/{id}',
+  'rules.delete': 'DELETE /v1/rules/{id}',
+  'rules.executions': 'GET /v1/rules/{id}/executions',
+
+  'folders.list': 'GET /v1/folders',
+  'folders.create': 'POST /v1/folders',
+
+  'audit.list': 'GET /v1/audit',
+} as const satisfies Record<string, DocumentedOperation>;
+
+export type RouteName = keyof typeof ROUTES;
+
+/** Documented operations the SDK leaves out on purpose, with the reason. */
+export const EXCLUDED_OPERATIONS: Partial<Record<DocumentedOperation, string>> = {
+  'GET /v1/health': 'an operator probe of the service and its dependencies, not part of a client workflow',
+};
+
+/** Splits a table entry into its method and a path with `{name}` parameters filled in (URL-encoded). */
+export function resolveRoute(name: RouteName, params: Record<string, string> = {}) {
+  const [method, template] = ROUTES[name].split(' ') as [string, string];
+  const path = template.replace(/\{(\w+)\}/g, (_match, key: string) => {
+    const value = params[key];
+    if (value === undefined) throw new TypeError(`${name}: missing path parameter \`${key}\``);
+    return encodeURIComponent(value);
+  });
+  return { method: method as 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path };
+}

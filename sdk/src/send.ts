@@ -1,0 +1,174 @@
+import type { HttpClient } from './client.ts';
+import { fileKey, shareLinkWithKey } from './crypto/link-key.ts';
+import { DEFAULT_SEGMENT_SIZE, encryptedSize, generateKey, generateNoncePrefix } from './crypto/val1.ts';
+import { base64Decode, base64UrlEncode } from './encoding.ts';
+import { ValiseError } from './errors.ts';
+import { type SendFileInput, toFileSource } from './sources.ts';
+import type { CreatedTransfer, CreateTransferParams } from './types.ts';
+import { uploadFile } from './upload.ts';
+
+// transfers.send: create the transfer, then upload each file in turn. In e2e
+// mode each file is encrypted here, so only ciphertext leaves the machine, and
+// the link key is put in the share link's fragment.
+
+export type SendProgress = {
+  fileIndex: number;
+  fileName: string;
+  /** Bytes of this file the server has or is receiving (ciphertext size in e2e mode). */
+  fileBytesUploaded: number;
+  fileBytesTotal: number;
+  /** Across every file. */
+  bytesUploaded: number;
+  bytesTotal: number;
+  /** Bytes actually sent by this call (a resumed call does not resend what was stored). */
+  bytesSentThisCall: number;
+};
+
+export type SendParams = Omit<CreateTransferParams, 'files' | 'encryption_mode'> & {
+  files: SendFileInput[];
+  /** `server` (default): the server encrypts. `e2e`: encrypted here; the key stays in the link. */
+  mode?: 'server' | 'e2e';
+  onProgress?: ((progress: SendProgress) => void) | undefined;
+  signal?: AbortSignal | undefined;
+  /** Automatic resumes per file after a network failure or a 5xx; default 3. */
+  maxResumes?: number | undefined;
+};
+
+export type ResumeParams = Pick<SendParams, 'files' | 'onProgress' | 'signal' | 'maxResumes'>;
+
+/**
+ * Everything needed to finish an interrupted send later, JSON-serialisable. In e2e mode it holds
+ * the link key: keep it as secret as the link.
+ */
+export type SendSession = {
+  mode: 'server' | 'e2e';
+  transfer: CreatedTransfer['transfer'];
+  /** The share link; in e2e mode with `#k=<key>`. */
+  shareUrl: string;
+  files: Array<{ fileId: string; name: string; url: string; storedSize: number; plaintextSize: number }>;
+  /** e2e only: base64url link key, and each file's base64url nonce prefix (same order as `files`). */
+  e2e: { linkKey: string; noncePrefixes: string[]; segmentSize: number } | null;
+};
+
+export type SendResult = {
+  transfer: CreatedTransfer['transfer'];
+  /** Share this. In e2e mode it carries the key in its fragment (`#k=…`), which browsers never send. */
+  shareUrl: string;
+  session: SendSession;
+};
+
+/** Thrown when an upload fails for good: `session` lets `transfers.resume` finish it. */
+export class SendInterruptedError extends ValiseError {
+  readonly session: SendSession;
+
+  constructor(session: SendSession, cause: ValiseError | Error) {
+    super({
+      code: cause instanceof ValiseError ? cause.code : 'connection_error',
+      status: cause instanceof ValiseError ? cause.status : 0,
+      requestId: cause instanceof ValiseError ? cause.requestId : null,
+      param: cause instanceof ValiseError ? cause.param : null,
+      message: `Upload interrupted (${cause.message}); resume it with transfers.resume(error.session, { files })`,
+      cause,
+    });
+    this.session = session;
+  }
+}
+
+export async function createAndSend(
+  http: HttpClient,
+  create: (body: CreateTransferParams) => Promise<CreatedTransfer>,
+  params: SendParams,
+): Promise<SendResult> {
+  const { files, mode = 'server', onProgress, signal, maxResumes, ...transferFields } = params;
+  const sources = files.map(toFileSource);
+  const S = DEFAULT_SEGMENT_SIZE;
+  const created = await create({
+    ...transferFields,
+    encryption_mode: mode,
+    files: sources.map((source) => ({
+      name: source.name,
+      // In e2e mode the server stores (and so is told the size of) the encrypted blob.
+      size: mode === 'e2e' ? encryptedSize(source.size, S) : source.size,
+      ...(source.type ? { mime_type: source.type } : {}),
+    })),
+  });
+  const linkKey = mode === 'e2e' ? generateKey() : null;
+  const session: SendSession = {
+    mode,
+    transfer: created.transfer,
+    shareUrl: linkKey ? shareLinkWithKey(created.share_url, linkKey) : created.share_url,
+    files: created.upload_urls.map((entry, index) => ({
+      fileId: entry.file_id,
+      name: entry.name,
+      url: entry.url,
+      storedSize: entry.size,
+      plaintextSize: sources[index]?.size ?? 0,
+    })),
+    e2e: linkKey
+      ? {
+          linkKey: base64UrlEncode(linkKey),
+          noncePrefixes: sources.map(() => base64UrlEncode(generateNoncePrefix())),
+          segmentSize: S,
+        }
+      : null,
+  };
+  return uploadAll(http, session, { files, onProgress, signal, maxResumes }, false);
+}
+
+export async function uploadAll(
+  http: HttpClient,
+  session: SendSession,
+  params: ResumeParams,
+  resume: boolean,
+): Promise<SendResult> {
+  const sources = params.files.map(toFileSource);
+  if (sources.length !== session.files.length) {
+    throw new TypeError(`the session has ${session.files.length} files, ${sources.length} were given`);
+  }
+  const bytesTotal = session.files.reduce((sum, f) => sum + f.storedSize, 0);
+  let bytesBefore = 0;
+  let bytesSentThisCall = 0;
+  for (const [index, file] of session.files.entries()) {
+    const source = sources[index];
+    if (!source || source.size !== file.plaintextSize) {
+      throw new TypeError(`file ${index} (${file.name}) is not the ${file.plaintextSize} bytes that were declared`);
+    }
+    const e2e = session.e2e
+      ? {
+          key: await fileKey(base64Decode(session.e2e.linkKey), file.fileId, session.files.length),
+          noncePrefix: base64Decode(session.e2e.noncePrefixes[index] ?? ''),
+          segmentSize: session.e2e.segmentSize,
+        }
+      : null;
+    let uploadedThisRequest = 0;
+    let currentRequest = -1;
+    try {
+      await uploadFile(http, { url: file.url, size: file.storedSize, e2e }, source, {
+        resume,
+        signal: params.signal,
+        maxResumes: params.maxResumes,
+        onBytes: (sent, stored, request) => {
+          if (request !== currentRequest) {
+            currentRequest = request;
+            uploadedThisRequest = 0;
+          }
+          uploadedThisRequest += sent;
+          bytesSentThisCall += sent;
+          params.onProgress?.({
+            fileIndex: index,
+            fileName: file.name,
+            fileBytesUploaded: stored + uploadedThisRequest,
+            fileBytesTotal: file.storedSize,
+            bytesUploaded: bytesBefore + stored + uploadedThisRequest,
+            bytesTotal,
+            bytesSentThisCall,
+          });
+        },
+      });
+    } catch (error) {
+      throw new SendInterruptedError(session, error instanceof Error ? error : new Error(String(error)));
+    }
+    bytesBefore += file.storedSize;
+  }
+  return { transfer: session.transfer, shareUrl: session.shareUrl, session };
+}

@@ -1,0 +1,63 @@
+import type { Paths } from './generated/openapi.ts';
+
+// Named types for what the API sends and accepts, all derived from the
+// generated OpenAPI types: none is written by hand, so none can drift.
+
+type Operation<P extends keyof Paths, M extends keyof Paths[P]> = Paths[P][M];
+export type ResponseOf<P extends keyof Paths, M extends keyof Paths[P]> =
+  Operation<P, M> extends { response: infer R } ? R : never;
+export type BodyOf<P extends keyof Paths, M extends keyof Paths[P]> =
+  Operation<P, M> extends { body: infer B } ? NonNullable<B> : never;
+export type QueryOf<P extends keyof Paths, M extends keyof Paths[P]> =
+  Operation<P, M> extends { query: infer Q } ? Q : never;
+type ItemOf<L> = L extends { data: Array<infer T> } ? T : never;
+/** List filters without the paging parameters, which the iterator drives. */
+export type FiltersOf<P extends keyof Paths, M extends keyof Paths[P]> = Omit<QueryOf<P, M>, 'cursor' | 'offset'>;
+
+export type Transfer = ResponseOf<'/v1/transfers/{id}', 'get'>;
+export type TransferFile = Transfer['files'][number];
+export type TransferListItem = ItemOf<ResponseOf<'/v1/transfers', 'get'>>;
+export type CreateTransferParams = BodyOf<'/v1/transfers', 'post'>;
+export type CreatedTransfer = ResponseOf<'/v1/transfers', 'post'>;
+export type UploadUrl = CreatedTransfer['upload_urls'][number];
+export type ListTransfersParams = FiltersOf<'/v1/transfers', 'get'>;
+export type ApproveTransferParams = BodyOf<'/v1/transfers/{id}/approve', 'post'>;
+export type TransferFolder = ResponseOf<'/v1/transfers/{id}/folder', 'put'>;
+
+export type ApiKey = ResponseOf<'/v1/api-keys/{id}', 'get'>;
+export type CreatedApiKey = ResponseOf<'/v1/api-keys', 'post'>;
+export type CreateApiKeyParams = BodyOf<'/v1/api-keys', 'post'>;
+export type UpdateApiKeyParams = BodyOf<'/v1/api-keys/{id}', 'patch'>;
+export type RevokeApiKeyParams = BodyOf<'/v1/api-keys/{id}', 'delete'>;
+export type RevokedApiKey = ResponseOf<'/v1/api-keys/{id}', 'delete'>;
+export type RotateApiKeyParams = BodyOf<'/v1/api-keys/{id}/rotate', 'post'>;
+export type RotatedApiKey = ResponseOf<'/v1/api-keys/{id}/rotate', 'post'>;
+
+export type Webhook = ResponseOf<'/v1/webhooks', 'patch'>;
+export type CreatedWebhook = ResponseOf<'/v1/webhooks', 'post'>;
+export type CreateWebhookParams = BodyOf<'/v1/webhooks', 'post'>;
+export type UpdateWebhookParams = BodyOf<'/v1/webhooks', 'patch'>;
+export type DeletedWebhook = ResponseOf<'/v1/webhooks', 'delete'>;
+export type RotatedWebhookSecret = ResponseOf<'/v1/webhooks/{id}/rotate-secret', 'post'>;
+export type WebhookDeliveryAttempt = ResponseOf<'/v1/webhooks/{id}/test', 'post'>;
+export type WebhookDelivery = ItemOf<ResponseOf<'/v1/webhooks/{id}/deliveries', 'get'>>;
+export type ListDeliveriesParams = FiltersOf<'/v1/webhooks/{id}/deliveries', 'get'>;
+export type EventCatalog = ResponseOf<'/v1/webhooks/events', 'get'>;
+export type EventType = ItemOf<EventCatalog>;
+
+export type Rule = ResponseOf<'/v1/rules/{id}', 'get'>;
+export type CreatedRule = ResponseOf<'/v1/rules', 'post'>;
+export type CreateRuleParams = BodyOf<'/v1/rules', 'post'>;
+export type UpdateRuleParams = BodyOf<'/v1/rules/{id}', 'patch'>;
+export type DeletedRule = ResponseOf<'/v1/rules/{id}', 'delete'>;
+export type ListRulesParams = FiltersOf<'/v1/rules', 'get'>;
+export type RuleExecution = ItemOf<ResponseOf<'/v1/rules/{id}/executions', 'get'>>;
+
+export type Folder = ResponseOf<'/v1/folders', 'post'>;
+export type CreateFolderParams = BodyOf<'/v1/folders', 'post'>;
+
+export type AuditEntry = ItemOf<ResponseOf<'/v1/audit', 'get'>>;
+export type ListAuditParams = FiltersOf<'/v1/audit', 'get'>;
+
+export type Me = ResponseOf<'/v1/me', 'get'>;
+export type Welcome = ResponseOf<'/v1/welcome', 'get'>;

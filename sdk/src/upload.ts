@@ -1,0 +1,107 @@
+import { type HttpClient, sleep } from './client.ts';
+import { createEncryptStream, HEADER_SIZE, TAG_SIZE } from './crypto/val1.ts';
+import { ConflictError, ConnectionError, ServerError, ValiseError } from './errors.ts';
+import { countBytes, type FileSource, skipBytes } from './sources.ts';
+
+// One file's upload: a streamed PUT to its upload URL, resumed after an
+// interruption by asking the URL how many bytes it stored (`Upload-Offset`)
+// and sending the rest with `Content-Range` (docs/transfers.md, "Resuming").
+
+/** What an e2e upload needs to re-encrypt from a segment boundary identically. */
+export type E2eMaterial = {
+  key: Uint8Array<ArrayBuffer>;
+  noncePrefix: Uint8Array<ArrayBuffer>;
+  segmentSize: number;
+};
+
+export type UploadTarget = {
+  url: string;
+  /** Bytes the server stores: the plaintext in server mode, the VAL1 blob in e2e mode. */
+  size: number;
+  e2e: E2eMaterial | null;
+};
+
+export type UploadOptions = {
+  signal?: AbortSignal | undefined;
+  /** Called as bytes leave: `stored` is the server's offset when request number `request` started. */
+  onBytes: (sentNow: number, stored: number, request: number) => void;
+  /** Automatic resumes after a network failure or a 5xx; default 3. */
+  maxResumes?: number | undefined;
+  /** Ask the server for its offset before the first PUT (resuming an earlier session). */
+  resume: boolean;
+};
+
+export async function uploadFile(http: HttpClient, target: UploadTarget, source: FileSource, options: UploadOptions) {
+  const maxResumes = options.maxResumes ?? 3;
+  let askOffset = options.resume;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const offset = askOffset ? await storedOffset(http, target.url, options.signal) : 0;
+      if (offset === target.size && askOffset) return;
+      await putFrom(http, target, source, offset, (sent) => options.onBytes(sent, offset, attempt), options.signal);
+      return;
+    } catch (error) {
+      if (!(error instanceof ValiseError) || !resumable(error) || attempt >= maxResumes) throw error;
+      askOffset = true;
+      // The server releases its upload lease once it notices the broken request; give it a moment.
+      await sleep(Math.min(8000, 250 * 2 ** attempt), options.signal);
+    }
+  }
+}
+
+function resumable(error: ValiseError): boolean {
+  if (error.code === 'aborted') return false;
+  return error instanceof ConnectionError || error instanceof ServerError || error instanceof ConflictError;
+}
+
+/** `Upload-Offset` of a HEAD on the upload URL: how many bytes are stored. */
+export async function storedOffset(http: HttpClient, url: string, signal?: AbortSignal): Promise<number> {
+  const response = await http.send({ method: 'HEAD', path: url, authenticate: false, signal });
+  const offset = Number(response.headers.get('upload-offset'));
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    throw new ValiseError({
+      code: 'unexpected_response',
+      status: response.status,
+      message: `HEAD ${url} answered without a valid Upload-Offset`,
+    });
+  }
+  return offset;
+}
+
+async function putFrom(
+  http: HttpClient,
+  target: UploadTarget,
+  source: FileSource,
+  offset: number,
+  onBytes: (sent: number) => void,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const body = bodyFrom(target, source, offset).pipeThrough(countBytes(onBytes));
+  const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
+  if (offset > 0) headers['content-range'] = `bytes ${offset}-${target.size - 1}/${target.size}`;
+  const response = await http.send({
+    method: 'PUT',
+    path: target.url,
+    authenticate: false,
+    headers,
+    body,
+    signal,
+    timeoutMs: http.transferTimeoutMs,
+  });
+  await response.body?.cancel(); // the answer (the file, uploaded) is not needed
+}
+
+/** The bytes of the stored object from `offset` on: the plaintext, or its VAL1 encryption. */
+function bodyFrom(target: UploadTarget, source: FileSource, offset: number): ReadableStream<Uint8Array> {
+  if (!target.e2e) return source.stream(offset);
+  const { key, noncePrefix, segmentSize: S } = target.e2e;
+  // Re-encrypt from the segment holding `offset` (same key, prefix and bytes), and drop what precedes it.
+  const segment = offset < HEADER_SIZE ? 0 : Math.floor((offset - HEADER_SIZE) / (S + TAG_SIZE));
+  const segmentStart = segment === 0 ? 0 : HEADER_SIZE + segment * (S + TAG_SIZE);
+  return source
+    .stream(segment * S)
+    .pipeThrough(
+      createEncryptStream({ key, noncePrefix, plaintextSize: source.size, segmentSize: S, firstSegment: segment }),
+    )
+    .pipeThrough(skipBytes(offset - segmentStart));
+}

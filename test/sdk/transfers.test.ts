@@ -1,0 +1,153 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { createTransferQueries } from '../../lib/db/queries/transfers.ts';
+import { fileKey, linkKeyFrom } from '../../sdk/src/crypto/link-key.ts';
+import { createDecryptStream, SendInterruptedError, type SendResult, Valise } from '../../sdk/src/index.ts';
+import { fileFromPath, toDirectory } from '../../sdk/src/node.ts';
+import { startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
+import { content, waitForTransfer } from '../helpers/transfers.ts';
+
+// transfers.send and transfers.download against the real stack (API, worker, MinIO).
+
+const MiB = 1024 * 1024;
+const MARKER = 'VALISE-PLAINTEXT-MARKER';
+
+let api: TestApi;
+let ws: TestWorkspace;
+let valise: Valise;
+let dir: string;
+test.before(async () => {
+  api = await startApi();
+  ws = await api.workspace('SDK transfers');
+  valise = new Valise({ apiKey: ws.keys.live, baseUrl: api.url });
+  dir = await mkdtemp(join(tmpdir(), 'valise-sdk-'));
+});
+test.after.always(async () => {
+  await api.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function onDisk(name: string, bytes: Uint8Array) {
+  const path = join(dir, name);
+  await writeFile(path, bytes);
+  return path;
+}
+
+async function storedBlob(transferId: string, index: number): Promise<Buffer> {
+  const files = await createTransferQueries(api.services.db).files(transferId);
+  const key = files[index]?.object_key;
+  if (!key) throw new Error('no object key');
+  const chunks: Buffer[] = [];
+  for await (const chunk of await api.services.objects.read(key)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+async function downloadAll(shareUrl: string, into: string) {
+  const result = await valise.transfers.download(shareUrl, { to: toDirectory(into) });
+  return result;
+}
+
+const active = (sent: SendResult) =>
+  waitForTransfer(api, ws.keys.live, sent.transfer.id, (transfer) => transfer.status === 'active');
+
+for (const mode of ['server', 'e2e'] as const) {
+  test(`send and download round-trip byte-identical in ${mode} mode, from disk and from a Blob`, async (t) => {
+    const big = content(3 * MiB + 17, MARKER);
+    const small = content(70_000, MARKER);
+    const progress: number[] = [];
+    const sent = await valise.transfers.send({
+      mode,
+      transfer_title: `SDK ${mode}`,
+      files: [
+        await fileFromPath(await onDisk(`${mode}-big.bin`, big)),
+        { blob: new Blob([new Uint8Array(small)]), name: 'small.bin' },
+      ],
+      onProgress: (p) => progress.push(p.bytesUploaded),
+    });
+    t.is(
+      progress.at(-1),
+      sent.session.files.reduce((sum, f) => sum + f.storedSize, 0),
+    );
+    const transfer = await active(sent);
+    const out = join(dir, `${mode}-out`);
+    const downloaded = await downloadAll(sent.shareUrl, out);
+    t.deepEqual(
+      downloaded.files.map((f) => f.bytes),
+      [big.length, small.length],
+    );
+    t.true((await readFile(join(out, `${mode}-big.bin`))).equals(big));
+    t.true((await readFile(join(out, 'small.bin'))).equals(small));
+
+    const stored = await storedBlob(sent.transfer.id, 0);
+    t.false(stored.includes(MARKER), 'storage holds ciphertext only');
+    if (mode === 'e2e') {
+      t.is(transfer.scan_status, 'not_scanned_e2e');
+      const url = new URL(sent.shareUrl);
+      t.regex(url.hash, /^#k=[A-Za-z0-9_-]{43}$/);
+      t.false(sent.transfer.share_url.includes('#'), 'the server-side link has no key');
+      // The stored object is exactly the client's VAL1 blob: the link key (never sent) opens it.
+      const linkKey = linkKeyFrom(sent.shareUrl);
+      if (!linkKey) throw new Error('no key');
+      const key = await fileKey(linkKey, sent.session.files[0]?.fileId ?? '', 2);
+      const plain = await new Response(
+        new Blob([new Uint8Array(stored)]).stream().pipeThrough(createDecryptStream({ key, blobSize: stored.length })),
+      ).arrayBuffer();
+      t.true(Buffer.from(plain).equals(big));
+      const apiSide = await valise.transfers.get(sent.transfer.id);
+      t.false(JSON.stringify(apiSide).includes(url.hash.slice(3)), 'the key is nowhere in what the server knows');
+    }
+  });
+
+  test(`an upload interrupted midway resumes and sends only the missing bytes (${mode} mode)`, async (t) => {
+    const bytes = content(20 * MiB + 333, MARKER);
+    const path = await onDisk(`${mode}-resume.bin`, bytes);
+    const controller = new AbortController();
+    const error = await t.throwsAsync(
+      valise.transfers.send({
+        mode,
+        files: [await fileFromPath(path)],
+        signal: controller.signal,
+        onProgress: (p) => {
+          if (p.bytesSentThisCall >= 13 * MiB) controller.abort();
+        },
+      }),
+      { instanceOf: SendInterruptedError },
+    );
+    const session = (error as SendInterruptedError).session;
+    t.is(error?.code, 'aborted');
+    // A JSON round trip: a session can be saved and resumed by another process.
+    const saved = JSON.parse(JSON.stringify(session));
+    const file = saved.files[0];
+    // The server drops its upload lease once it notices the cut connection; let it.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const stored = await valise.uploads.offset(file.url);
+    t.true(stored >= 8 * MiB, `whole 8 MiB parts were kept (${stored})`);
+    t.true(stored < file.storedSize);
+
+    let sentByResume = 0;
+    const resumed = await valise.transfers.resume(saved, {
+      files: [await fileFromPath(path)],
+      onProgress: (p) => {
+        sentByResume = p.bytesSentThisCall;
+      },
+    });
+    t.is(sentByResume, file.storedSize - stored, 'only the missing bytes were sent');
+    await active(resumed);
+    const out = join(dir, `${mode}-resume-out`);
+    await downloadAll(resumed.shareUrl, out);
+    t.true((await readFile(join(out, `${mode}-resume.bin`))).equals(bytes));
+  });
+}
+
+test('downloading an e2e link without its key fragment fails clearly', async (t) => {
+  const sent = await valise.transfers.send({
+    mode: 'e2e',
+    files: [{ blob: new Blob([new Uint8Array(content(5000))]), name: 'x.bin' }],
+  });
+  await active(sent);
+  const withoutKey = sent.shareUrl.split('#')[0] ?? '';
+  const error = await t.throwsAsync(valise.transfers.download(withoutKey, { to: toDirectory(join(dir, 'nokey')) }));
+  t.regex(error?.message ?? '', /no `#k=` key/);
+});
