@@ -1,0 +1,82 @@
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_SEGMENT_SIZE, decryptedSize, type SharedTransfer, Valise } from '../../../sdk/src/index.ts';
+import { toDirectory } from '../../../sdk/src/node.ts';
+import { expectPositionals, parseCommand, positiveInteger } from '../args.ts';
+import type { Context } from '../context.ts';
+import { CliError, UsageError } from '../exit-codes.ts';
+import { note, printJson, printLine } from '../output.ts';
+import { Progress } from '../progress.ts';
+
+const USAGE = 'valise get SHARE_URL [-o DIR] [--password PASSWORD] [--wait] [--wait-timeout SECONDS]';
+
+/** States a transfer leaves by itself: --wait waits them out. */
+const TRANSIENT = new Set(['uploading', 'scanning']);
+
+/** Downloads every file of a share link into DIR (default: here), decrypting e2e links locally. */
+export async function get(argv: string[], ctx: Context): Promise<void> {
+  const { values, positionals } = parseCommand(
+    argv,
+    {
+      output: { type: 'string', short: 'o' },
+      password: { type: 'string' },
+      wait: { type: 'boolean' },
+      'wait-timeout': { type: 'string' },
+    },
+    USAGE,
+  );
+  const [shareUrl = ''] = expectPositionals(positionals, ['SHARE_URL'], USAGE);
+  const link = parseShareUrl(shareUrl);
+  const directory = resolve(values.output ?? '.');
+  // No API key is needed: the link is the capability. It also names its own server.
+  const valise = new Valise({ baseUrl: link.origin });
+
+  let shared = await valise.shares.get(link.code);
+  if (values.wait) {
+    const deadline = Date.now() + (positiveInteger(values['wait-timeout'], '--wait-timeout') ?? 600) * 1000;
+    while (!shared.available && TRANSIENT.has(shared.blocked_reason ?? '') && Date.now() < deadline) {
+      if (!ctx.json) note(`Waiting: the transfer is ${shared.blocked_reason}…`);
+      await sleep(1000);
+      shared = await valise.shares.get(link.code);
+    }
+  }
+  const progress = new Progress(
+    shared.files.map((file) => ({ name: file.name, size: plaintextSize(shared, file.size) })),
+  );
+  const indexOf = new Map(shared.files.map((file, index) => [file.id, index]));
+  let moved = 0;
+  const lastBytes = new Map<string, number>();
+  const result = await valise.transfers.download(shareUrl, {
+    password: values.password,
+    to: toDirectory(directory),
+    onProgress: ({ fileId, bytes }) => {
+      moved += bytes - (lastBytes.get(fileId) ?? 0);
+      lastBytes.set(fileId, bytes);
+      progress.update(indexOf.get(fileId) ?? 0, bytes, moved);
+    },
+  });
+  const files = result.files.map((file) => ({ ...file, path: join(directory, file.name) }));
+  files.forEach((file) => {
+    progress.fileDone(indexOf.get(file.id) ?? 0);
+  });
+  if (ctx.json) return printJson({ object: 'download', transfer: result.transfer, directory, files });
+  note(progress.summary('Received'));
+  for (const file of files) printLine(file.path);
+}
+
+function parseShareUrl(text: string): { origin: string; code: string } {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`Not a share link: ${text}`, `Usage: ${USAGE}`);
+  }
+  const code = url.pathname.split('/').filter(Boolean).at(-1);
+  if (!code) throw new CliError(`Not a share link: ${text}`);
+  return { origin: url.origin, code: decodeURIComponent(code) };
+}
+
+function plaintextSize(shared: SharedTransfer, storedSize: number): number {
+  if (shared.encryption_mode !== 'e2e') return storedSize;
+  return decryptedSize(storedSize, DEFAULT_SEGMENT_SIZE) ?? storedSize;
+}

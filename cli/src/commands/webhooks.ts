@@ -1,0 +1,125 @@
+import type { CreateWebhookParams, Webhook, WebhookDelivery } from '../../../sdk/src/index.ts';
+import { expectPositionals, parseCommand, positiveInteger } from '../args.ts';
+import type { Context } from '../context.ts';
+import { CliError, EXIT_API, UsageError } from '../exit-codes.ts';
+import { formatTime, note, printJson, printLine, printTable } from '../output.ts';
+import { listOutput } from './lists.ts';
+
+const USAGE = `valise webhooks create --url URL [--event TYPE…] [--name NAME] [--description TEXT]
+       valise webhooks ls [--limit N] [--all]
+       valise webhooks test WEBHOOK_ID
+       valise webhooks deliveries WEBHOOK_ID [--event-id ID] [--limit N] [--all]`;
+
+export async function webhooks(argv: string[], ctx: Context): Promise<void> {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case 'create':
+      return create(rest, ctx);
+    case 'ls':
+    case 'list':
+      return list(rest, ctx);
+    case 'test':
+      return ping(rest, ctx);
+    case 'deliveries':
+      return deliveries(rest, ctx);
+    default:
+      throw new UsageError(
+        sub ? `Unknown command: webhooks ${sub}` : 'webhooks needs a subcommand.',
+        `Usage: ${USAGE}`,
+      );
+  }
+}
+
+async function create(argv: string[], ctx: Context): Promise<void> {
+  const { values, positionals } = parseCommand(
+    argv,
+    {
+      url: { type: 'string' },
+      event: { type: 'string', multiple: true },
+      name: { type: 'string' },
+      description: { type: 'string' },
+    },
+    USAGE,
+  );
+  expectPositionals(positionals, [], USAGE);
+  if (!values.url) throw new UsageError('--url is required.', `Usage: ${USAGE}`);
+  const params = {
+    url: values.url,
+    ...(values.event ? { events: values.event } : {}),
+    ...(values.name ? { name: values.name } : {}),
+    ...(values.description ? { description: values.description } : {}),
+  } as CreateWebhookParams;
+  const created = await ctx.client().webhooks.create(params);
+  if (ctx.json) return printJson(created);
+  note(`Created webhook ${created.id} for ${created.events.join(', ')}. Its signing secret, shown this once:`);
+  printLine(created.secret);
+}
+
+async function list(argv: string[], ctx: Context): Promise<void> {
+  const { values, positionals } = parseCommand(argv, { limit: { type: 'string' }, all: { type: 'boolean' } }, USAGE);
+  expectPositionals(positionals, [], USAGE);
+  const request = ctx.client().webhooks.list({ limit: positiveInteger(values.limit, '--limit') });
+  await listOutput(ctx, request, values.all ?? false, (rows: Webhook[]) =>
+    printTable(
+      rows,
+      [
+        { header: 'ID', value: (w) => w.id },
+        { header: 'URL', value: (w) => w.url, maxWidth: 50 },
+        { header: 'EVENTS', value: (w) => w.events, maxWidth: 40 },
+        {
+          header: 'STATE',
+          value: (w) => (w.is_active ? 'active' : `disabled${w.disabled_reason ? ` (${w.disabled_reason})` : ''}`),
+        },
+        { header: 'OK/FAILED', value: (w) => `${w.success_count}/${w.failure_count}` },
+        { header: 'LAST', value: (w) => formatTime(w.last_triggered_at) },
+      ],
+      'No webhooks.',
+    ),
+  );
+}
+
+/** Sends a signed `ping` now. A receiver that failed is exit 2: the check did not pass. */
+async function ping(argv: string[], ctx: Context): Promise<void> {
+  const { positionals } = parseCommand(argv, {}, USAGE);
+  const [id = ''] = expectPositionals(positionals, ['WEBHOOK_ID'], USAGE);
+  const attempt = await ctx.client().webhooks.test(id);
+  if (ctx.json) printJson(attempt);
+  else
+    printLine(
+      `${attempt.succeeded ? 'Delivered' : 'Failed'}: ${attempt.url} answered ${attempt.status_code ?? 'nothing'} in ${attempt.duration_ms} ms.`,
+    );
+  if (!attempt.succeeded) {
+    throw new CliError(`The receiver did not accept the ping: ${attempt.error ?? 'no error recorded'}`, {
+      exitCode: EXIT_API,
+    });
+  }
+}
+
+async function deliveries(argv: string[], ctx: Context): Promise<void> {
+  const { values, positionals } = parseCommand(
+    argv,
+    { 'event-id': { type: 'string' }, limit: { type: 'string' }, all: { type: 'boolean' } },
+    USAGE,
+  );
+  const [id = ''] = expectPositionals(positionals, ['WEBHOOK_ID'], USAGE);
+  const request = ctx.client().webhooks.deliveries(id, {
+    ...(values['event-id'] ? { event_id: values['event-id'] } : {}),
+    limit: positiveInteger(values.limit, '--limit'),
+  });
+  await listOutput(ctx, request, values.all ?? false, (rows: WebhookDelivery[]) =>
+    printTable(
+      rows,
+      [
+        { header: 'WHEN', value: (d) => formatTime(d.created_at) },
+        { header: 'EVENT', value: (d) => d.event_type },
+        { header: 'TRIGGER', value: (d) => d.trigger },
+        { header: 'ATTEMPT', value: (d) => d.attempt },
+        { header: 'RESULT', value: (d) => (d.succeeded ? 'ok' : 'failed') },
+        { header: 'STATUS', value: (d) => d.status_code },
+        { header: 'MS', value: (d) => d.duration_ms },
+        { header: 'ERROR', value: (d) => d.error, maxWidth: 40 },
+      ],
+      'No deliveries yet.',
+    ),
+  );
+}

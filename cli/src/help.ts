@@ -1,0 +1,34 @@
+// `valise help`: every command on one screen; docs/cli.md has the details.
+
+export const HELP = `valise: send and receive files with Valise, manage keys and webhooks.
+
+Usage: valise COMMAND [FLAGS]
+
+Transfers
+  send FILE…            Upload files and print the share link
+                          --to EMAIL --expires 24h --max-downloads N --password PASSWORD
+                          --title TEXT --e2e --approval --limit-rate 10M
+  resume [TRANSFER_ID]  Finish an interrupted send (--list shows them)
+  get SHARE_URL         Download a share link's files  -o DIR --password PASSWORD --wait
+  ls                    List transfers  --status S --search TEXT --limit N --all
+  show TRANSFER_ID      Show a transfer and its files
+  rm TRANSFER_ID        Revoke a transfer
+  approve TRANSFER_ID   Approve a transfer  --reject --note TEXT
+
+Account
+  login                 Store an API key  --api-key KEY --base-url URL (or pipe the key on stdin)
+  logout                Forget the profile's key
+  whoami                Show the key in use
+  keys create|ls|rotate|revoke     API keys (--mfa-code CODE for full keys)
+  webhooks create|ls|test|deliveries   Webhooks
+  listen --forward-to URL          Verify webhook signatures locally and forward them
+  audit                 The audit log  --action A --resource-type T --since T --until T
+
+Global flags
+  --json                Print the API's JSON on stdout (errors as JSON on stderr)
+  --profile NAME        Use another profile of the config file (or VALISE_PROFILE)
+  -h, --help            This help
+
+Environment: VALISE_API_KEY, VALISE_BASE_URL (default http://127.0.0.1:8080), VALISE_CONFIG, VALISE_PROFILE
+Exit codes: 0 ok, 1 usage or local error, 2 API error, 3 network error
+`;

@@ -1,0 +1,257 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import test from 'ava';
+import { Webhook } from 'standardwebhooks';
+import { eventually, startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
+import { startReceiver } from '../helpers/receiver.ts';
+import { waitForTransfer } from '../helpers/transfers.ts';
+import { type Cli, cli, closedPort, firstLine } from './cli-harness.ts';
+
+// Every other command of the real binary against the real API: login and the
+// config file, transfers management, keys, webhooks, listen, audit, and the
+// documented exit codes. Each --json output is parsed.
+
+let api: TestApi;
+let ws: TestWorkspace;
+const homes: string[] = [];
+test.before(async () => {
+  api = await startApi();
+  ws = await api.workspace('CLI commands');
+});
+test.after.always(async () => {
+  await api.close();
+  await Promise.all(homes.map((home) => rm(home, { recursive: true, force: true })));
+});
+
+/** A CLI with its own config directory; `null`: no VALISE_API_KEY (log in first). */
+async function session(apiKey: string | null = ws.keys.live, baseUrl = api.url): Promise<Cli> {
+  const valise = await cli(baseUrl, apiKey ?? undefined);
+  homes.push(valise.home);
+  return valise;
+}
+
+test('login stores the key in a 0600 config file; VALISE_API_KEY overrides it', async (t) => {
+  const valise = await session(null);
+  const login = await valise.json(['login', '--api-key', ws.keys.live]);
+  t.is(login.object, 'login');
+  t.is(login.me.workspace.id, ws.workspace_id);
+  const config = join(valise.home, 'valise', 'config.json');
+  t.is((await stat(config)).mode & 0o777, 0o600);
+
+  t.is((await valise.json(['whoami'])).environment, 'live');
+
+  const other = await api.workspace('Another');
+  const overridden = await valise.json(['whoami'], { env: { VALISE_API_KEY: other.keys.test } });
+  t.is(overridden.workspace.id, other.workspace_id);
+  t.is(overridden.environment, 'test');
+
+  // A key piped on stdin, into another profile.
+  const piped = await valise.run(['login', '--profile', 'ci'], { input: `${ws.keys.test}\n` });
+  t.is(piped.code, 0, piped.stderr);
+  t.is((await valise.json(['whoami', '--profile', 'ci'])).environment, 'test');
+
+  const wrong = await valise.run(['login', '--api-key', `svc_live_${'x'.repeat(40)}`]);
+  t.is(wrong.code, 2);
+  t.regex(wrong.stderr, /invalid_api_key/);
+
+  t.deepEqual(await valise.json(['logout']), { object: 'logout', profile: 'default', removed: true });
+  const loggedOut = await valise.run(['ls']);
+  t.is(loggedOut.code, 1);
+  t.regex(loggedOut.stderr, /Not logged in.*\n.*valise login/);
+});
+
+test('ls, show, approve and rm with --json', async (t) => {
+  const valise = await session();
+  const file = join(valise.home, 'note.txt');
+  await writeFile(file, 'approve me\n');
+  const sent = await valise.json(['send', file, '--approval', '--title', 'Needs approval']);
+  const rejected = await valise.json(['send', file, '--approval', '--title', 'To reject']);
+  await waitForTransfer(api, ws.keys.live, sent.transfer.id, (tr) => tr.approval_status === 'pending');
+  await waitForTransfer(api, ws.keys.live, rejected.transfer.id, (tr) => tr.approval_status === 'pending');
+
+  const list = await valise.json(['ls', '--search', 'Needs approval']);
+  t.is(list.object, 'list');
+  t.deepEqual(
+    list.data.map((tr: { id: string }) => tr.id),
+    [sent.transfer.id],
+  );
+  const all = await valise.json(['ls', '--all', '--limit', '1']);
+  t.false(all.has_more);
+  t.true(all.data.length >= 2);
+
+  const shown = await valise.json(['show', sent.transfer.id]);
+  t.is(shown.files[0].name, 'note.txt');
+  t.is(shown.approval_status, 'pending');
+
+  const approved = await valise.json(['approve', sent.transfer.id, '--note', 'fine']);
+  t.is(approved.approval_status, 'approved');
+  t.is(approved.approval_note, 'fine');
+  const refused = await valise.json(['approve', rejected.transfer.id, '--reject', '--note', 'no']);
+  t.is(refused.approval_status, 'rejected');
+
+  const human = await valise.run(['ls']);
+  t.is(human.code, 0);
+  t.regex(human.stdout, /^ID\s+CODE\s+TITLE\s+STATUS/);
+
+  const revoked = await valise.json(['rm', sent.transfer.id]);
+  t.is(revoked.status, 'deleted');
+});
+
+test('keys create needs MFA for a full key, then ls, rotate and revoke', async (t) => {
+  const valise = await session();
+  const noCode = await valise.run(['keys', 'create', '--name', 'full one']);
+  t.is(noCode.code, 2);
+  t.regex(noCode.stderr, /mfa_required/);
+  t.regex(noCode.stderr, /--mfa-code/);
+  const noCodeJson = await valise.run(['keys', 'create', '--name', 'full one', '--json']);
+  t.is(noCodeJson.stdout, '');
+  t.is(JSON.parse(noCodeJson.stderr).error.code, 'mfa_required');
+
+  const full = await valise.json(['keys', 'create', '--name', 'full one', '--mfa-code', ws.mfa()]);
+  t.regex(full.key, /^svc_live_/);
+  t.is(full.key_type, 'full');
+
+  const restricted = await valise.json([
+    'keys',
+    'create',
+    '--name',
+    'reader',
+    '--restricted',
+    '--scope',
+    'transfers:read',
+  ]);
+  t.regex(restricted.key, /^svc_rk_live_/);
+  t.deepEqual(restricted.scopes, ['transfers:read']);
+
+  const list = await valise.json(['keys', 'ls', '--all']);
+  const ids = list.data.map((k: { id: string }) => k.id);
+  t.true(ids.includes(full.id) && ids.includes(restricted.id));
+
+  const rotated = await valise.json(['keys', 'rotate', restricted.id, '--grace-hours', '0']);
+  t.is(rotated.id, restricted.id);
+  t.not(rotated.key, restricted.key);
+  const rotatedFull = await valise.json(['keys', 'rotate', full.id, '--mfa-code', ws.mfa()]);
+  t.truthy(rotatedFull.previous_key_valid_until);
+
+  const revoked = await valise.json(['keys', 'revoke', restricted.id, '--reason', 'unused']);
+  t.true(revoked.revoked);
+  t.is(revoked.revocation_reason, 'unused');
+
+  const human = await valise.run(['keys', 'ls']);
+  t.regex(human.stdout, /^ID\s+NAME\s+PREFIX/);
+});
+
+test('webhooks create, ls, test and deliveries against a local receiver', async (t) => {
+  const valise = await session();
+  const receiver = await startReceiver();
+  t.teardown(() => receiver.close());
+  const created = await valise.json(['webhooks', 'create', '--url', receiver.url(), '--event', 'transfer.downloaded']);
+  t.regex(created.secret, /^whsec_/);
+  t.deepEqual(created.events, ['transfer.downloaded']);
+
+  const list = await valise.json(['webhooks', 'ls']);
+  t.true(list.data.some((w: { id: string }) => w.id === created.id));
+
+  const ping = await valise.json(['webhooks', 'test', created.id]);
+  t.true(ping.succeeded);
+  t.is(ping.status_code, 200);
+  t.is(receiver.received.length, 1);
+
+  const deliveries = await valise.json(['webhooks', 'deliveries', created.id]);
+  t.is(deliveries.object, 'list');
+  t.is(deliveries.data[0].trigger, 'test');
+
+  receiver.answer(() => ({ status: 500, body: 'nope' }));
+  const failed = await valise.run(['webhooks', 'test', created.id]);
+  t.is(failed.code, 2);
+  t.regex(failed.stdout, /Failed/);
+});
+
+test('listen verifies signatures and forwards only the good deliveries', async (t) => {
+  const valise = await session();
+  const app = await startReceiver();
+  t.teardown(() => app.close());
+  app.answer(() => ({ status: 202, body: 'accepted by app' }));
+  const secret = `whsec_${randomBytes(32).toString('base64')}`;
+  const listener = valise.spawn([
+    'listen',
+    '--port',
+    '0',
+    '--forward-to',
+    app.url('/app'),
+    '--secret',
+    secret,
+    '--json',
+  ]);
+  t.teardown(() => listener.kill('SIGTERM'));
+  const first = JSON.parse(await firstLine(listener));
+  t.is(first.object, 'listener');
+  const url = first.url as string;
+
+  const body = JSON.stringify({ id: 'evt_1', type: 'ping', timestamp: new Date().toISOString(), data: {} });
+  const headersFor = (key: string) => {
+    const now = new Date();
+    return {
+      'content-type': 'application/json',
+      'webhook-id': 'evt_1',
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': new Webhook(key).sign('evt_1', now, body),
+      'x-custom': 'kept',
+    };
+  };
+
+  const good = await fetch(url, { method: 'POST', headers: headersFor(secret), body });
+  t.is(good.status, 202);
+  t.is(await good.text(), 'accepted by app');
+  t.is(app.received.length, 1);
+  const forwarded = app.received[0];
+  t.is(forwarded?.path, '/app');
+  t.is(forwarded?.body, body);
+  t.is(forwarded?.headers['webhook-id'], 'evt_1');
+  t.is(forwarded?.headers['x-custom'], 'kept');
+  t.truthy(forwarded?.headers['webhook-signature']);
+
+  const otherSecret = `whsec_${randomBytes(32).toString('base64')}`;
+  const bad = await fetch(url, { method: 'POST', headers: headersFor(otherSecret), body });
+  t.is(bad.status, 400);
+  t.is(((await bad.json()) as { error: { code: string } }).error.code, 'webhook_verification_failed');
+  t.is(app.received.length, 1);
+});
+
+test('audit --json lists the workspace audit log', async (t) => {
+  const valise = await session();
+  await valise.json(['keys', 'create', '--name', 'audited', '--restricted', '--scope', 'transfers:read']);
+  const audit = await eventually(async () => {
+    const page = await valise.json(['audit', '--limit', '50']);
+    return page.data.length > 0 ? page : undefined;
+  });
+  t.is(audit.object, 'list');
+  t.is(audit.data[0].object, 'audit_entry');
+  const filtered = await valise.json(['audit', '--action', 'api_key.created']);
+  t.true(filtered.data.every((entry: { action: string }) => entry.action === 'api_key.created'));
+});
+
+test('exit codes: 1 usage, 2 API error with its code, 3 network', async (t) => {
+  const valise = await session();
+  const usage = await valise.run(['ls', '--status', 'nope']);
+  t.is(usage.code, 1);
+  t.regex(usage.stderr, /--status must be one of/);
+  t.is((await valise.run(['frobnicate'])).code, 1);
+  t.is((await valise.run(['send'])).code, 1);
+  t.is((await valise.run(['show'])).code, 1);
+
+  const missing = await valise.run(['show', randomUUID()]);
+  t.is(missing.code, 2);
+  t.regex(missing.stderr, /\(not_found\)/);
+  t.notRegex(missing.stderr, /at .*\.ts:\d+/); // no stack trace
+  const missingJson = await valise.run(['show', randomUUID(), '--json']);
+  t.is(missingJson.code, 2);
+  t.is(missingJson.stdout, '');
+  t.is(JSON.parse(missingJson.stderr).error.code, 'not_found');
+
+  const offline = await session(ws.keys.live, `http://127.0.0.1:${await closedPort()}`);
+  const network = await offline.run(['ls']);
+  t.is(network.code, 3);
+  t.regex(network.stderr, /could not reach/);
+});
