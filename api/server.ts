@@ -14,6 +14,7 @@ import { rulesPlugin } from './plugins/rules/index.ts';
 import { sharesPlugin } from './plugins/shares/index.ts';
 import { transfersPlugin } from './plugins/transfers/index.ts';
 import { uploadsPlugin } from './plugins/uploads/index.ts';
+import { webPlugin } from './plugins/web/index.ts';
 import { webhooksPlugin } from './plugins/webhooks/index.ts';
 import type { ApiDependencies } from './types.ts';
 
@@ -64,6 +65,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     sharesPlugin,
     webhooksPlugin,
     rulesPlugin,
+    webPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout;
   // JSON routes are still bounded by hapi's payload timeout.

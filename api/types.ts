@@ -12,6 +12,8 @@ export type RouteSettings = {
   scope?: string;
   /** The rate-limit budget the route draws from; GET is `read`, other methods `write`. */
   rateClass?: RateClass;
+  /** false for static files (page assets): cheap, cacheable, and several per page load. */
+  rateLimited?: boolean;
   /** How a successful or failed call of a mutating route reads in the audit log. */
   audit?: { action: string; resourceType: string };
 };

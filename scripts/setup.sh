@@ -74,6 +74,16 @@ install_clamd() {
   apt-get install -y clamav-daemon >>"$BUILD_LOGS/setup-apt.log" 2>&1
 }
 
+# The browser tests (test/web/) drive Debian's Chromium with playwright-core.
+install_chromium() {
+  if [ -x /usr/bin/chromium ]; then return; fi
+  [ "$(id -u)" -eq 0 ] || die "chromium is missing; as root: apt-get install -y chromium"
+  log "setup: apt-get install chromium (log .cache/logs/setup-apt.log)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update >>"$BUILD_LOGS/setup-apt.log" 2>&1
+  apt-get install -y chromium >>"$BUILD_LOGS/setup-apt.log" 2>&1
+}
+
 install_node
 install_node_modules
 command -v go >/dev/null || die "go is not installed (needed once to build temporal and minio)"
@@ -83,6 +93,8 @@ temporal_job=$!
 go_build minio "$MINIO_PKG" "$MINIO_VERSION" &
 minio_job=$!
 install_clamd
+# Only the test run needs a browser: `scripts/setup.sh --tests` (scripts/test.sh).
+if [ "${1:-}" = --tests ]; then install_chromium; fi
 failed=0
 wait "$temporal_job" || failed=1
 wait "$minio_job" || failed=1

@@ -47,7 +47,7 @@ worker_running() {
   return 1
 }
 
-scripts/setup.sh
+scripts/setup.sh --tests
 require_machine_services
 
 # Every run starts from nothing: a stack left by an aborted run is stopped and

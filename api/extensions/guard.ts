@@ -15,12 +15,15 @@ export async function onPostAuth(request: Request, h: ResponseToolkit): Promise<
   const bucket = caller
     ? `${caller.workspaceId}:${caller.environment}:${rateClass}`
     : `ip:${clientIp(request, services.config)}`;
-  const decision = await rateLimiter.take(bucket, services.config.rateLimits[rateClass]).catch((error: Error) => {
-    // The limiter protects capacity, it does not guard data: if Redis is
-    // unreachable, serve the request and say so in the logs.
-    request.log(['warn', 'rate-limit'], `rate limiter unavailable: ${error.message}`);
-    return null;
-  });
+  const decision =
+    settings.rateLimited === false
+      ? null
+      : await rateLimiter.take(bucket, services.config.rateLimits[rateClass]).catch((error: Error) => {
+          // The limiter protects capacity, it does not guard data: if Redis is
+          // unreachable, serve the request and say so in the logs.
+          request.log(['warn', 'rate-limit'], `rate limiter unavailable: ${error.message}`);
+          return null;
+        });
   if (decision) {
     request.app.rate = decision;
     if (!decision.allowed) {

@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { extname, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { apiError } from '../../../lib/errors.ts';
+import { pagePolicy } from './security.ts';
+
+// Static files of the web UI: `web/` at /assets/…, and the SDK's browser build
+// (`sdk/dist`, built by `npx tsc -p sdk/tsconfig.json`) at /assets/sdk/…, so the
+// pages use the same VAL1 and HKDF code as every other client. Bare paths are
+// rewritten to /v1/… by the request-context extension, hence the declared path.
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOTS = { web: resolve(REPO, 'web'), sdk: resolve(REPO, 'sdk/dist') };
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.ico': 'image/x-icon',
+};
+
+/** Where a requested asset lives on disk, or null when it is not one we serve. */
+export function assetFile(path: string): string | null {
+  const [root, relative] = path.startsWith('sdk/') ? [ROOTS.sdk, path.slice(4)] : [ROOTS.web, path];
+  // The SDK directory holds declarations and maps too: only its modules are served.
+  if (root === ROOTS.sdk && extname(relative) !== '.js') return null;
+  if (!TYPES[extname(relative)]) return null;
+  const file = resolve(root, relative);
+  return file.startsWith(root + sep) ? file : null;
+}
+
+export const assetsRoute: ServerRoute = {
+  method: 'GET',
+  path: '/assets/{path*}',
+  options: {
+    auth: false,
+    description: 'Web UI assets',
+    tags: ['web'],
+    plugins: { valise: { rateLimited: false } },
+    validate: {
+      params: Joi.object({
+        path: Joi.string()
+          .max(256)
+          .pattern(/^[\w./-]+$/, 'asset path')
+          .required(),
+      }),
+    },
+  },
+  handler: async (request, h) => {
+    const path = (request.params as { path: string }).path;
+    const file = assetFile(path);
+    const body = file ? await readFile(file).catch(() => null) : null;
+    if (!file || !body) throw apiError('not_found', 'No such asset.');
+    const etag = createHash('sha256').update(body).digest('base64url').slice(0, 22);
+    return (
+      h
+        .response(body)
+        .type(TYPES[extname(file)] ?? 'application/octet-stream')
+        .etag(etag)
+        // Names are not content-hashed: cache briefly, then revalidate with the ETag.
+        .header('Cache-Control', 'public, max-age=300, must-revalidate')
+        .header('X-Content-Type-Options', 'nosniff')
+        .header('Content-Security-Policy', pagePolicy(request.server.app.services.config.api.publicBaseUrl))
+        .header('Cross-Origin-Resource-Policy', 'same-origin')
+    );
+  },
+};

@@ -1,0 +1,10 @@
+import type { Plugin } from '@hapi/hapi';
+import { assetsRoute } from './assets.ts';
+import { sendPageRoute } from './send-page.ts';
+
+export const webPlugin: Plugin<void> = {
+  name: 'valise-web',
+  register(server) {
+    server.route([assetsRoute, sendPageRoute]);
+  },
+};

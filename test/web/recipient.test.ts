@@ -1,0 +1,214 @@
+import { randomBytes } from 'node:crypto';
+import test from 'ava';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { createTransferQueries } from '../../lib/db/queries/transfers.ts';
+import { Valise } from '../../sdk/src/index.ts';
+import { startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
+import { content, createTransfer, links, put, waitForTransfer } from '../helpers/transfers.ts';
+import { bytesOf, downloadBytes, launchBrowser, screenshot } from './browser.ts';
+
+// The recipient page at share_url, driven in Chromium: server-mode and e2e
+// downloads (byte-identical), the password prompt, and every blocked state.
+
+let api: TestApi;
+let ws: TestWorkspace;
+let browser: Browser;
+let context: BrowserContext;
+
+test.before(async () => {
+  // A page load fetches a handful of assets: keep the per-address public budget out of the way.
+  api = await startApi({ RATE_LIMIT_PUBLIC: '100000' });
+  ws = await api.workspace('Web recipient');
+  browser = await launchBrowser();
+  context = await browser.newContext({ acceptDownloads: true });
+});
+
+test.after.always(async () => {
+  await context?.close();
+  await browser?.close();
+  await api?.close();
+});
+
+async function activeTransfer(body: Record<string, unknown>, bytes: Buffer, name = 'report.bin') {
+  const created = await createTransfer(api, ws.keys.test, {
+    files: [{ name, size: bytes.length, mime_type: 'application/octet-stream' }],
+    ...body,
+  });
+  const upload = created.upload_urls[0];
+  if (!upload) throw new Error('no upload URL');
+  const stored = await put(upload.url, bytes);
+  if (stored.status >= 300) throw new Error(`upload failed: ${stored.status}`);
+  await waitForTransfer(api, ws.keys.test, created.transfer.id, (t) => t.status === 'active');
+  return created;
+}
+
+async function openPage(url: string): Promise<Page> {
+  const page = await context.newPage();
+  const response = await page.goto(url);
+  if (!response?.ok()) throw new Error(`GET ${url}: ${response?.status()}`);
+  return page;
+}
+
+test('the page carries a strict CSP and no-referrer, and its assets the right types', async (t) => {
+  const bytes = content(1000);
+  const created = await activeTransfer({ transfer_title: '<script>alert(1)</script>' }, bytes);
+  const response = await fetch(created.share_url, { headers: { accept: 'text/html' } });
+  const html = await response.text();
+  t.regex(response.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+  t.notRegex(response.headers.get('content-security-policy') ?? '', /unsafe-inline/);
+  t.is(response.headers.get('referrer-policy'), 'no-referrer');
+  t.false(html.includes('<script>alert(1)</script>'));
+  t.true(html.includes('&lt;script&gt;alert(1)&lt;/script&gt;'));
+  t.false(/<script(?![^>]*\bsrc=)[^>]*>/.test(html), 'no inline script');
+  for (const [path, type] of [
+    ['/assets/share.js', 'text/javascript'],
+    ['/assets/styles.css', 'text/css'],
+    ['/assets/sdk/crypto/val1.js', 'text/javascript'],
+  ] as const) {
+    const asset = await fetch(api.url + path);
+    t.is(asset.status, 200, path);
+    t.true(asset.headers.get('content-type')?.startsWith(type), path);
+    t.truthy(asset.headers.get('etag'), path);
+  }
+  t.is((await fetch(`${api.url}/assets/../package.json`)).status, 404);
+  t.is((await fetch(`${api.url}/assets/sdk/index.d.ts`)).status, 404);
+});
+
+test('a server-mode transfer downloads byte-identical from the page', async (t) => {
+  const bytes = content(300_000);
+  const created = await activeTransfer({ transfer_title: 'Quarterly report' }, bytes);
+  const page = await openPage(created.share_url);
+  await page.getByRole('heading', { name: 'Quarterly report' }).waitFor();
+  t.true(await page.getByText('report.bin').isVisible());
+  await screenshot(page, 'share-server');
+  const received = await downloadBytes(page, () => page.getByRole('button', { name: 'Download report.bin' }).click());
+  t.true(received.equals(bytes));
+  await page.close();
+});
+
+test('an e2e transfer of two files decrypts in the browser, byte-identical, and the key never leaves it', async (t) => {
+  const first = content(200_000);
+  const second = randomBytes(70_001);
+  const valise = new Valise({ apiKey: ws.keys.test, baseUrl: api.url });
+  const sent = await valise.transfers.send({
+    mode: 'e2e',
+    transfer_title: 'Encrypted pair',
+    files: [
+      { blob: new Blob([new Uint8Array(first)]), name: 'first.bin' },
+      { blob: new Blob([new Uint8Array(second)]), name: 'second.bin' },
+    ],
+  });
+  await waitForTransfer(api, ws.keys.test, sent.transfer.id, (tr) => tr.status === 'active');
+  const key = new URL(sent.shareUrl).hash.slice(3);
+  t.is(key.length, 43);
+
+  const page = await context.newPage();
+  const requested: string[] = [];
+  page.on('request', (request) => requested.push(request.url()));
+  await page.goto(sent.shareUrl);
+  await page.getByText('End-to-end encrypted').waitFor();
+  await screenshot(page, 'share-e2e');
+
+  const downloads: Buffer[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    page.on('download', (download) => {
+      bytesOf(download)
+        .then((b) => {
+          downloads.push(b);
+          if (downloads.length === 2) resolve();
+        })
+        .catch(reject);
+    });
+  });
+  await page.getByRole('button', { name: /Download all/ }).click();
+  await done;
+  t.true(downloads.some((b) => b.equals(first)));
+  t.true(downloads.some((b) => b.equals(second)));
+  await page.getByText('second.bin: decrypted and saved').waitFor();
+  t.log(`saved by: ${await page.evaluate('document.body.dataset.saveMethod')}`);
+  await screenshot(page, 'share-e2e-done');
+  t.false(
+    requested.some((url) => url.includes(key)),
+    'no request carries the key',
+  );
+  await page.close();
+});
+
+test('an e2e link without its key says so and offers no download', async (t) => {
+  const valise = new Valise({ apiKey: ws.keys.test, baseUrl: api.url });
+  const sent = await valise.transfers.send({
+    mode: 'e2e',
+    files: [{ blob: new Blob([new Uint8Array(content(5000))]), name: 'a.bin' }],
+  });
+  await waitForTransfer(api, ws.keys.test, sent.transfer.id, (tr) => tr.status === 'active');
+  const page = await openPage(sent.shareUrl.split('#')[0] ?? '');
+  await page.getByRole('alert').filter({ hasText: 'missing its decryption key' }).waitFor();
+  t.true(await page.getByRole('button', { name: 'Download a.bin' }).isDisabled());
+  await page.close();
+});
+
+test('a wrong password is refused, then the right one downloads', async (t) => {
+  const bytes = content(50_000);
+  const created = await activeTransfer({ password: 'correct horse' }, bytes, 'secret.txt');
+  const page = await openPage(created.share_url);
+  const field = page.getByLabel('Password');
+  await field.fill('wrong guess');
+  await page.getByRole('button', { name: 'Download secret.txt' }).click();
+  await page.getByRole('alert').filter({ hasText: 'The password is not correct.' }).waitFor();
+  t.is(await field.getAttribute('aria-invalid'), 'true');
+  await screenshot(page, 'share-password-wrong');
+  await field.fill('correct horse');
+  const received = await downloadBytes(page, () => page.getByRole('button', { name: 'Download secret.txt' }).click());
+  t.true(received.equals(bytes));
+  await page.close();
+});
+
+async function expectState(t: any, shareUrl: string, state: string, text: RegExp) {
+  const page = await openPage(shareUrl);
+  const notice = page.locator(`[data-state="${state}"]`);
+  await notice.waitFor();
+  t.regex((await notice.textContent()) ?? '', text, state);
+  t.is(await page.getByRole('button', { name: /^Download/ }).count(), 0, `${state}: no download button`);
+  await screenshot(page, `state-${state}`);
+  await page.close();
+}
+
+test('each blocked state is shown plainly', async (t) => {
+  const uploading = await createTransfer(api, ws.keys.test, { files: [{ name: 'later.bin', size: 10 }] });
+  // The scan takes a moment on a real upload; hold a transfer in that state the way the worker does.
+  const scanning = await createTransfer(api, ws.keys.test, { files: [{ name: 'checked.bin', size: 10 }] });
+  await createTransferQueries(api.services.db).setScanning(scanning.transfer.id, 'scanning');
+  const expiring = await activeTransfer({ expires_in_hours: 6 / 3600 }, content(1000));
+  const approval = await createTransfer(api, ws.keys.test, {
+    files: [{ name: 'wait.bin', size: 1000 }],
+    approval_required: true,
+  });
+  await put(approval.upload_urls[0]?.url ?? '', content(1000));
+  const limited = await activeTransfer({ max_downloads: 1 }, content(1000));
+  t.is((await links(api, limited.transfer.short_code)).status, 200);
+  const revoked = await activeTransfer({}, content(1000));
+  t.is((await api.call('DELETE', `/v1/transfers/${revoked.transfer.id}`, { key: ws.keys.test })).status, 200);
+
+  await expectState(t, uploading.share_url, 'uploading', /still uploading/);
+  await expectState(t, scanning.share_url, 'scanning', /Checking for malware/);
+  await waitForTransfer(api, ws.keys.test, approval.transfer.id, (tr) => tr.status !== 'scanning');
+  await expectState(t, approval.share_url, 'awaiting_approval', /waiting for approval/);
+  await expectState(t, limited.share_url, 'limit_reached', /download limit/);
+  await expectState(t, revoked.share_url, 'revoked', /deleted this transfer/);
+  const wait = new Date(expiring.transfer.expires_at).getTime() - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait + 500));
+  await expectState(t, expiring.share_url, 'expired', /expired/);
+});
+
+test('the page fits a 360 px wide screen', async (t) => {
+  const created = await activeTransfer(
+    { transfer_title: 'A rather long title for a narrow phone screen' },
+    content(10),
+  );
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.goto(created.share_url);
+  t.true(await page.evaluate('document.documentElement.scrollWidth <= 360'));
+  await screenshot(page, 'share-mobile');
+  await page.close();
+});

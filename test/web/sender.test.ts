@@ -1,0 +1,81 @@
+import test from 'ava';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
+import { content, waitForTransfer } from '../helpers/transfers.ts';
+import { downloadBytes, launchBrowser, screenshot } from './browser.ts';
+
+// The sender page at /send, driven in Chromium: choose a file, upload it with a
+// test key in server and e2e modes, read the link, download it back.
+
+let api: TestApi;
+let ws: TestWorkspace;
+let browser: Browser;
+let context: BrowserContext;
+
+test.before(async () => {
+  api = await startApi({ RATE_LIMIT_PUBLIC: '100000' });
+  ws = await api.workspace('Web sender');
+  browser = await launchBrowser();
+  context = await browser.newContext({ acceptDownloads: true });
+});
+
+test.after.always(async () => {
+  await context?.close();
+  await browser?.close();
+  await api?.close();
+});
+
+for (const mode of ['server', 'e2e'] as const) {
+  test(`a sender uploads through the page (${mode} mode) and the link downloads the same bytes`, async (t) => {
+    const bytes = content(150_000);
+    const page = await context.newPage();
+    const response = await page.goto(`${api.url}/send`);
+    t.regex(response?.headers()['content-security-policy'] ?? '', /default-src 'self'/);
+    await page.getByLabel('API key').fill(ws.keys.test);
+    await page.setInputFiles('#files', {
+      name: `upload-${mode}.bin`,
+      mimeType: 'application/octet-stream',
+      buffer: bytes,
+    });
+    await page.getByText(`upload-${mode}.bin`).waitFor();
+    if (mode === 'e2e') await page.getByLabel(/End to end/).check();
+    await page.getByText('Options').click();
+    await page.getByLabel('Title').fill(`Sent from the page (${mode})`);
+    await screenshot(page, `send-${mode}-filled`);
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.getByRole('heading', { name: 'Your link is ready' }).waitFor({ timeout: 30_000 });
+    const shareUrl = await page.getByLabel('Share this link').inputValue();
+    t.true(shareUrl.startsWith(`${api.url}/t/`));
+    t.is(shareUrl.includes('#k='), mode === 'e2e');
+    await screenshot(page, `send-${mode}-done`);
+
+    const code = new URL(shareUrl).pathname.split('/').at(-1) ?? '';
+    const shared = await api.call('GET', `/v1/shares/${code}`);
+    t.is(shared.body.encryption_mode, mode);
+    const list = await api.call('GET', '/v1/transfers?limit=20', { key: ws.keys.test });
+    const id = list.body.data.find((tr: { short_code: string }) => tr.short_code === code)?.id;
+    await waitForTransfer(api, ws.keys.test, id, (tr) => tr.status === 'active');
+
+    await page.goto(shareUrl);
+    const received = await downloadBytes(page, () =>
+      page.getByRole('button', { name: `Download upload-${mode}.bin` }).click(),
+    );
+    t.true(received.equals(bytes));
+    await page.close();
+  });
+}
+
+test('the sender page explains what is missing instead of failing silently', async (t) => {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.goto(`${api.url}/send`);
+  await page.getByRole('button', { name: 'Upload', exact: true }).click();
+  await page.getByRole('alert').filter({ hasText: 'Enter your API key.' }).waitFor();
+  await page.getByLabel('API key').fill('svc_test_not-a-real-key');
+  await page.setInputFiles('#files', { name: 'x.txt', mimeType: 'text/plain', buffer: Buffer.from('x') });
+  await page.getByRole('button', { name: 'Upload', exact: true }).click();
+  await page.getByRole('alert').filter({ hasText: /key/i }).waitFor();
+  t.true(await page.evaluate('document.documentElement.scrollWidth <= 360'));
+  await screenshot(page, 'send-mobile-error');
+  await page.close();
+});
