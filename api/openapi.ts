@@ -1,5 +1,5 @@
 import type { Server } from '@hapi/hapi';
-import type Joi from 'joi';
+import Joi from 'joi';
 import joiToJsonModule from 'joi-to-json';
 import { errorEnvelope } from './schemas.ts';
 import { API_REVISION, OPENAPI_DOCUMENT_VERSION } from './version.ts';
@@ -12,7 +12,35 @@ type Operation = Record<string, unknown>;
 
 // joi-to-json is CommonJS (`module.exports = parse`), which its typings describe as an ES default export.
 const joiToJson = joiToJsonModule as unknown as (schema: Joi.Schema, mode: string) => JsonSchema;
-const toSchema = (schema: Joi.Schema): JsonSchema => joiToJson(schema, 'open-api-3.1');
+const toSchema = (schema: Joi.Schema): JsonSchema =>
+  withPatternProperties(schema.describe(), joiToJson(schema, 'open-api-3.1'));
+
+type Description = {
+  type?: string;
+  keys?: Record<string, Description>;
+  items?: Description[];
+  patterns?: Array<{ schema?: Description; regex?: string; rule: Description }>;
+};
+
+/**
+ * joi-to-json drops `object().pattern(Joi.string(), value)` (a map: any key, typed values) and
+ * lists a regex pattern as if it were a property name. Walks the joi description beside the JSON
+ * schema and writes maps as `additionalProperties`, which is what a reader or type generator needs.
+ */
+function withPatternProperties(description: Description, json: JsonSchema): JsonSchema {
+  const properties = json.properties as Record<string, JsonSchema> | undefined;
+  for (const [key, child] of Object.entries(description.keys ?? {})) {
+    const property = properties?.[key];
+    if (property) withPatternProperties(child, property);
+  }
+  const [item] = description.items ?? [];
+  if (item && json.items && typeof json.items === 'object') withPatternProperties(item, json.items as JsonSchema);
+  for (const pattern of description.patterns ?? []) {
+    if (pattern.regex !== undefined) delete properties?.[pattern.regex];
+    else if (pattern.schema) json.additionalProperties = toSchema(Joi.build(pattern.rule));
+  }
+  return json;
+}
 
 export function buildOpenApiDocument(server: Server) {
   const paths: Record<string, Record<string, Operation>> = {};

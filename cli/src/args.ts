@@ -1,4 +1,5 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import type { Context } from './context.ts';
 import { UsageError } from './exit-codes.ts';
 
 // Every command parses its own flags with node:util parseArgs; these are the
@@ -59,4 +60,22 @@ export function byteRate(value: string | undefined, flag: string): number | unde
   const bytes = Math.floor(Number(match[1]) * { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[unit]);
   if (bytes < 1) throw new UsageError(`${flag} must be at least 1 byte per second.`);
   return bytes;
+}
+
+export type Subcommand = (argv: string[], ctx: Context) => Promise<void>;
+
+/** Runs `valise <group> <sub> …` from a table of subcommands (aliases are extra entries). */
+export function runSubcommand(
+  group: string,
+  subcommands: Record<string, Subcommand>,
+  usage: string,
+  argv: string[],
+  ctx: Context,
+): Promise<void> {
+  const [sub, ...rest] = argv;
+  const run = sub !== undefined && Object.hasOwn(subcommands, sub) ? subcommands[sub] : undefined;
+  if (!run) {
+    throw new UsageError(sub ? `Unknown command: ${group} ${sub}` : `${group} needs a subcommand.`, `Usage: ${usage}`);
+  }
+  return run(rest, ctx);
 }

@@ -12,6 +12,9 @@ export type Caller = {
   scopes: string[];
 };
 
+/** The workspace and environment a caller's queries are confined to. */
+export const tenantOf = (caller: Caller) => ({ workspaceId: caller.workspaceId, environment: caller.environment });
+
 export const NEVER_SHOWN_AGAIN =
   'This is the only time the full key is shown. Store it in a secret manager now; Valise keeps only a hash.';
 

@@ -7,7 +7,7 @@ import { createWorkspaceQueries } from '../db/queries/workspaces.ts';
 import { apiError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
-import { type Caller, NEVER_SHOWN_AGAIN, presentApiKey } from './present.ts';
+import { type Caller, NEVER_SHOWN_AGAIN, presentApiKey, tenantOf } from './present.ts';
 import { type KeyType, scopesBeyond, sensitiveScopesGranted } from './scopes.ts';
 import { type Environment, generateKeyValue, hashKeyValue } from './values.ts';
 
@@ -35,8 +35,6 @@ export type UpdateApiKeyInput = {
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
-
-const tenantOf = (caller: Caller) => ({ workspaceId: caller.workspaceId, environment: caller.environment });
 
 export async function createApiKey(services: Services, caller: Caller, input: CreateApiKeyInput) {
   const environment = input.environment ?? caller.environment;

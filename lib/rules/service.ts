@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Caller } from '../api-keys/present.ts';
+import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { seal, unseal } from '../crypto/secrets.ts';
 import { createRuleQueries, type RuleChanges, type RuleExecutionRow, type RuleRow } from '../db/queries/rules.ts';
 import { apiError, notFound } from '../errors.ts';
@@ -179,7 +179,6 @@ export function validateRuleDefinition(input: RuleInput, options: TargetOptions)
   };
 }
 
-const tenantOf = (caller: Caller) => ({ workspaceId: caller.workspaceId, environment: caller.environment });
 const targetOptions = (services: Services): TargetOptions => ({
   allowPrivateTargets: services.config.webhooks.allowPrivateTargets,
 });

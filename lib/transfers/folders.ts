@@ -1,9 +1,7 @@
-import type { Caller } from '../api-keys/present.ts';
+import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { createFolderQueries, type FolderRow } from '../db/queries/folders.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
-
-const tenantOf = (caller: Caller) => ({ workspaceId: caller.workspaceId, environment: caller.environment });
 
 export function presentFolder(row: FolderRow) {
   return {

@@ -1,4 +1,4 @@
-import type { Caller } from '../api-keys/present.ts';
+import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createFolderQueries } from '../db/queries/folders.ts';
 import { createTransferQueries, type TransferFilters } from '../db/queries/transfers.ts';
@@ -8,8 +8,6 @@ import type { Services } from '../services.ts';
 import { eventView } from './create.ts';
 import { limitsFor } from './limits.ts';
 import { presentTransfer } from './present.ts';
-
-const tenantOf = (caller: Caller) => ({ workspaceId: caller.workspaceId, environment: caller.environment });
 
 export async function getTransfer(services: Services, caller: Caller, id: string) {
   const queries = createTransferQueries(services.db);

@@ -13,16 +13,18 @@ import { eventView } from './create.ts';
 // with its password, obtain short-lived download links, and download.
 
 /** Why a transfer cannot be downloaded right now, or null when it can. */
-export type Blocked =
-  | 'uploading'
-  | 'scanning'
-  | 'awaiting_approval'
-  | 'rejected'
-  | 'limit_reached'
-  | 'expired'
-  | 'revoked'
-  | 'infected'
-  | 'upload_incomplete';
+export const BLOCKED_REASONS = [
+  'uploading',
+  'scanning',
+  'awaiting_approval',
+  'rejected',
+  'limit_reached',
+  'expired',
+  'revoked',
+  'infected',
+  'upload_incomplete',
+] as const;
+export type Blocked = (typeof BLOCKED_REASONS)[number];
 
 const GONE: ReadonlySet<Blocked> = new Set(['expired', 'revoked', 'infected', 'upload_incomplete']);
 

@@ -1,5 +1,5 @@
 import type { AttemptOutcome } from '../../activities/webhooks.ts';
-import type { Caller } from '../api-keys/present.ts';
+import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { type AttemptRow, createDeliveryQueries, type DeliveryTrigger } from '../db/queries/deliveries.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createWebhookQueries } from '../db/queries/webhooks.ts';
@@ -40,8 +40,6 @@ export function presentAttempt(row: AttemptRow) {
   };
 }
 export type WebhookAttempt = ReturnType<typeof presentAttempt>;
-
-const tenantOf = (caller: Caller) => ({ workspaceId: caller.workspaceId, environment: caller.environment });
 
 async function mustFindWebhook(services: Services, caller: Caller, id: string) {
   const hook = await createWebhookQueries(services.db).find(tenantOf(caller), id);

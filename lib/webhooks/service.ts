@@ -1,4 +1,4 @@
-import type { Caller } from '../api-keys/present.ts';
+import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { seal } from '../crypto/secrets.ts';
 import { createWebhookQueries, type WebhookRow } from '../db/queries/webhooks.ts';
 import { apiError, notFound } from '../errors.ts';
@@ -11,8 +11,6 @@ import { generateWebhookSecret } from './signature.ts';
 export const MAX_WEBHOOKS = 25;
 export const DEFAULT_EVENTS = ['transfer.downloaded'];
 const ROTATION_OVERLAP_MS = 24 * 3_600_000;
-
-const tenantOf = (caller: Caller) => ({ workspaceId: caller.workspaceId, environment: caller.environment });
 
 export function presentWebhook(row: WebhookRow) {
   return {

@@ -124,8 +124,11 @@ function renderType(type: string, schema: JsonSchema, depth: number): string {
 
 function renderObject(schema: JsonSchema, depth: number): string {
   const properties = Object.entries(schema.properties ?? {});
-  // joi-to-json writes `additionalProperties: false` and no properties for objects whose keys it
-  // cannot describe (joi `pattern` keys, `unknown()`); an empty type would reject what the API sends.
+  const extra = schema.additionalProperties;
+  // A map (joi `pattern` keys): any key, typed values.
+  if (properties.length === 0 && extra && typeof extra === 'object')
+    return `{ [key: string]: ${render(extra, depth)} }`;
+  // An object whose keys are not described (`unknown()`): an empty type would reject what the API sends.
   if (properties.length === 0) return '{ [key: string]: unknown }';
   const indent = '  '.repeat(depth + 1);
   const required = new Set(schema.required ?? []);
@@ -135,7 +138,8 @@ function renderObject(schema: JsonSchema, depth: number): string {
     const key = /^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name);
     lines.push(`${indent}${key}${required.has(name) ? '' : '?'}: ${render(property, depth + 1)};`);
   }
-  if (schema.additionalProperties === true) lines.push(`${indent}[key: string]: unknown;`);
+  if (extra === true) lines.push(`${indent}[key: string]: unknown;`);
+  else if (extra && typeof extra === 'object') lines.push(`${indent}[key: string]: ${render(extra, depth + 1)};`);
   lines.push(`${'  '.repeat(depth)}}`);
   return lines.join('\n');
 }

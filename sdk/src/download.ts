@@ -1,8 +1,9 @@
 import { fileKey, linkKeyFrom } from './crypto/link-key.ts';
 import { createDecryptStream } from './crypto/val1.ts';
 import { ValiseError } from './errors.ts';
-import type { SharedFile, Shares } from './resources/shares.ts';
+import type { Shares } from './resources/shares.ts';
 import { countBytes } from './sources.ts';
+import type { SharedFile } from './types.ts';
 
 // Downloading a share link: one counted download, then each file streamed from
 // its link into a sink the caller provides, decrypted on the way in e2e mode.

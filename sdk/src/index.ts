@@ -69,10 +69,9 @@ export {
 } from './errors.ts';
 export { OPENAPI_VERSION, type Paths } from './generated/openapi.ts';
 export { type ListEnvelope, Page, PageRequest } from './pagination.ts';
-export type { DownloadLinks, SharedFile, SharedTransfer } from './resources/shares.ts';
-export type { UploadStatus } from './resources/uploads.ts';
 export { EXCLUDED_OPERATIONS, ROUTES, type RouteName } from './routes.ts';
 export {
+  type PrepareParams,
   type ResumeParams,
   SendInterruptedError,
   type SendParams,

@@ -74,12 +74,17 @@ export class SendInterruptedError extends ValiseError {
   }
 }
 
-export async function createAndSend(
-  http: HttpClient,
+export type PrepareParams = Omit<SendParams, 'onProgress' | 'maxResumes'>;
+
+/**
+ * Creates the transfer and, in e2e mode, its link key, without uploading: the session it returns can
+ * be saved (it is JSON) before any byte leaves, so even a process killed mid-upload can resume.
+ */
+export async function prepareSend(
   create: (body: CreateTransferParams) => Promise<CreatedTransfer>,
-  params: SendParams,
-): Promise<SendResult> {
-  const { files, mode = 'server', onProgress, signal, maxResumes, ...transferFields } = params;
+  params: PrepareParams,
+): Promise<SendSession> {
+  const { files, mode = 'server', signal: _signal, ...transferFields } = params;
   const sources = files.map(toFileSource);
   const S = DEFAULT_SEGMENT_SIZE;
   const created = await create({
@@ -93,7 +98,7 @@ export async function createAndSend(
     })),
   });
   const linkKey = mode === 'e2e' ? generateKey() : null;
-  const session: SendSession = {
+  return {
     mode,
     transfer: created.transfer,
     shareUrl: linkKey ? shareLinkWithKey(created.share_url, linkKey) : created.share_url,
@@ -112,7 +117,6 @@ export async function createAndSend(
         }
       : null,
   };
-  return uploadAll(http, session, { files, onProgress, signal, maxResumes }, false);
 }
 
 export async function uploadAll(

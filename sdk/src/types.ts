@@ -24,6 +24,12 @@ export type ListTransfersParams = FiltersOf<'/v1/transfers', 'get'>;
 export type ApproveTransferParams = BodyOf<'/v1/transfers/{id}/approve', 'post'>;
 export type TransferFolder = ResponseOf<'/v1/transfers/{id}/folder', 'put'>;
 
+export type SharedTransfer = ResponseOf<'/v1/shares/{code}', 'get'>;
+export type SharedFile = SharedTransfer['files'][number];
+export type DownloadLinks = ResponseOf<'/v1/shares/{code}/download-links', 'post'>;
+export type DownloadLinksParams = BodyOf<'/v1/shares/{code}/download-links', 'post'>;
+export type UploadStatus = ResponseOf<'/v1/uploads/{token}', 'get'>;
+
 export type ApiKey = ResponseOf<'/v1/api-keys/{id}', 'get'>;
 export type CreatedApiKey = ResponseOf<'/v1/api-keys', 'post'>;
 export type CreateApiKeyParams = BodyOf<'/v1/api-keys', 'post'>;

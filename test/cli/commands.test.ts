@@ -142,7 +142,7 @@ test('keys create needs MFA for a full key, then ls, rotate and revoke', async (
   t.regex(human.stdout, /^ID\s+NAME\s+PREFIX/);
 });
 
-test('webhooks create, ls, test and deliveries against a local receiver', async (t) => {
+test('webhooks create, ls, test, deliveries, rotate-secret and retry against a local receiver', async (t) => {
   const valise = await session();
   const receiver = await startReceiver();
   t.teardown(() => receiver.close());
@@ -166,6 +166,29 @@ test('webhooks create, ls, test and deliveries against a local receiver', async 
   const failed = await valise.run(['webhooks', 'test', created.id]);
   t.is(failed.code, 2);
   t.regex(failed.stdout, /Failed/);
+
+  const rotated = await valise.json(['webhooks', 'rotate-secret', created.id]);
+  t.regex(rotated.secret, /^whsec_/);
+  t.not(rotated.secret, created.secret);
+  t.true(Date.parse(rotated.previous_secret_expires_at) > Date.now());
+
+  // The receiver is fixed: the failed delivery is sent again, signed with both secrets.
+  receiver.answer(() => ({ status: 204 }));
+  const [failedDelivery] = (await valise.json(['webhooks', 'deliveries', created.id])).data;
+  t.false(failedDelivery.succeeded);
+  const retried = await valise.json(['webhooks', 'retry', created.id, failedDelivery.delivery_id]);
+  t.true(retried.succeeded);
+  t.is(retried.delivery_id, failedDelivery.delivery_id);
+  const last = receiver.received.at(-1);
+  if (!last) return t.fail('nothing received');
+  const headers = last.headers as Record<string, string>;
+  t.is(headers['webhook-id'], failedDelivery.event_id);
+  for (const secret of [created.secret, rotated.secret]) {
+    t.notThrows(() => new Webhook(secret).verify(last.body, headers), 'signed with both secrets');
+  }
+  const table = await valise.run(['webhooks', 'deliveries', created.id]);
+  t.true(table.stdout.includes(failedDelivery.delivery_id), 'the table shows delivery ids to retry');
+  t.is((await valise.run(['webhooks', 'retry', created.id])).code, 1);
 });
 
 test('listen verifies signatures and forwards only the good deliveries', async (t) => {

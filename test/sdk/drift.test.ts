@@ -56,3 +56,19 @@ test('every documented /v1 operation is covered by the SDK or excluded with a re
     t.false(covered.has(excluded), `${excluded} is both covered and excluded`);
   }
 });
+
+// Operations whose success is not a JSON document: the SDK streams them.
+const NOT_JSON = new Set(['PUT /v1/uploads/{token}', 'GET /v1/downloads/{token}', 'GET /v1/openapi.json']);
+
+test('every JSON operation the SDK calls declares its response schema, so its type is generated', (t) => {
+  const untyped = Object.values(ROUTES).filter((operation) => {
+    if (NOT_JSON.has(operation)) return false;
+    const [method = '', path = ''] = operation.split(' ');
+    const responses = (document.paths[path]?.[method.toLowerCase()] as { responses?: Record<string, unknown> })
+      ?.responses;
+    return !Object.entries(responses ?? {}).some(
+      ([status, response]) => status.startsWith('2') && (response as { content?: unknown }).content !== undefined,
+    );
+  });
+  t.deepEqual(untyped, [], 'add `response: { schema }` to these routes and regenerate the SDK types');
+});

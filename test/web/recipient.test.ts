@@ -212,3 +212,23 @@ test('the page fits a 360 px wide screen', async (t) => {
   await screenshot(page, 'share-mobile');
   await page.close();
 });
+
+test('without JavaScript the form still downloads a server-mode file, after a wrong then right password', async (t) => {
+  const bytes = content(120_000);
+  const created = await activeTransfer({ password: 'open sesame', transfer_title: 'No script' }, bytes, 'plain.csv');
+  const noScript = await browser.newContext({ acceptDownloads: true, javaScriptEnabled: false });
+  try {
+    const page = await noScript.newPage();
+    await page.goto(created.share_url);
+    await page.getByRole('heading', { name: 'No script' }).waitFor();
+    await page.getByLabel('Password').fill('not it');
+    await page.getByRole('button', { name: 'Download plain.csv' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The password is not correct.' }).waitFor();
+    await screenshot(page, 'share-no-js-wrong-password');
+    await page.getByLabel('Password').fill('open sesame');
+    const received = await downloadBytes(page, () => page.getByRole('button', { name: 'Download plain.csv' }).click());
+    t.true(received.equals(bytes));
+  } finally {
+    await noScript.close();
+  }
+});

@@ -4,7 +4,7 @@ import { issueDownloadLinks } from '../../../lib/transfers/share.ts';
 import { clientIp } from '../../client-ip.ts';
 import { id, text } from '../../schemas.ts';
 import { headerOf } from '../../types.ts';
-import { codeParams } from './schemas.ts';
+import { codeParams, downloadLinks } from './schemas.ts';
 
 export const linksRoute: ServerRoute = {
   method: 'POST',
@@ -15,6 +15,7 @@ export const linksRoute: ServerRoute = {
     notes:
       'Counts one download of the transfer (against max_downloads) and returns a link per file (or for `file_id`), valid 300 seconds. Wrong passwords are limited per transfer.',
     tags: ['api', 'shares'],
+    response: { schema: downloadLinks },
     validate: {
       params: codeParams,
       payload: Joi.object({ password: text.max(256), file_id: id })

@@ -1,3 +1,49 @@
 import Joi from 'joi';
+import { BLOCKED_REASONS } from '../../../lib/transfers/share.ts';
+import { id, timestamp } from '../../schemas.ts';
+import { transferStatus } from '../transfers/schemas.ts';
 
 export const codeParams = Joi.object({ code: Joi.string().alphanum().min(4).max(32).required() });
+
+// What a recipient sees: no owner, recipient, tags or download history.
+export const sharedFile = Joi.object({
+  id: id.required(),
+  name: Joi.string().required(),
+  size: Joi.number().integer().min(0).required(),
+  mime_type: Joi.string().required(),
+  sha256: Joi.string().hex().length(64).allow(null).required(),
+}).label('SharedFile');
+
+export const sharedTransfer = Joi.object({
+  object: Joi.string().valid('shared_transfer').required(),
+  short_code: Joi.string().required(),
+  transfer_title: Joi.string().allow(null).required(),
+  status: transferStatus.required(),
+  available: Joi.boolean().required(),
+  blocked_reason: Joi.string()
+    .valid(...BLOCKED_REASONS)
+    .allow(null)
+    .required(),
+  message: Joi.string().allow(null).required(),
+  encryption_mode: Joi.string().valid('server', 'e2e').required(),
+  password_required: Joi.boolean().required(),
+  expires_at: timestamp.required(),
+  downloads_remaining: Joi.number().integer().min(0).allow(null).required(),
+  files: Joi.array().items(sharedFile).required(),
+}).label('SharedTransfer');
+
+export const downloadLinks = Joi.object({
+  object: Joi.string().valid('download_links').required(),
+  total_downloads: Joi.number().integer().min(1).required(),
+  files: Joi.array()
+    .items(
+      Joi.object({
+        file_id: id.required(),
+        name: Joi.string().required(),
+        size: Joi.number().integer().min(0).required(),
+        download_url: Joi.string().uri().required(),
+        download_expires_in: Joi.number().integer().min(1).required(),
+      }).label('DownloadLink'),
+    )
+    .required(),
+}).label('DownloadLinks');

@@ -1,6 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi';
 import { findShared, presentShared } from '../../../lib/transfers/share.ts';
-import { codeParams } from './schemas.ts';
+import { codeParams, sharedTransfer } from './schemas.ts';
 
 export const viewRoute: ServerRoute = {
   method: 'GET',
@@ -10,6 +10,7 @@ export const viewRoute: ServerRoute = {
     description: 'A shared transfer as its recipient sees it',
     notes: '`available` and `blocked_reason` say whether it can be downloaded now, and why not.',
     tags: ['api', 'shares'],
+    response: { schema: sharedTransfer },
     validate: { params: codeParams },
   },
   handler: async (request) => {

@@ -2,7 +2,7 @@ import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { presentFile } from '../../../lib/transfers/present.ts';
 import { resolveUpload, uploadOffset } from '../../../lib/transfers/upload.ts';
-import { uploadToken } from './schemas.ts';
+import { uploadStatus, uploadToken } from './schemas.ts';
 
 export const statusRoute: ServerRoute = {
   method: 'GET',
@@ -12,6 +12,7 @@ export const statusRoute: ServerRoute = {
     description: 'How much of a file is stored',
     notes: 'HEAD works too. `Upload-Offset` is the byte to resume from with `PUT` and `Content-Range`.',
     tags: ['api', 'uploads'],
+    response: { schema: uploadStatus },
     validate: { params: Joi.object({ token: uploadToken.required() }) },
   },
   handler: async (request, h) => {

@@ -1,5 +1,5 @@
 import type { ApiKey, CreateApiKeyParams, RevokeApiKeyParams } from '../../../sdk/src/index.ts';
-import { expectPositionals, parseCommand, positiveInteger } from '../args.ts';
+import { expectPositionals, parseCommand, positiveInteger, runSubcommand } from '../args.ts';
 import type { Context } from '../context.ts';
 import { UsageError } from '../exit-codes.ts';
 import { formatTime, note, printJson, printLine, printTable } from '../output.ts';
@@ -11,21 +11,8 @@ const USAGE = `valise keys create --name NAME [--restricted --scope SCOPE…] [-
        valise keys rotate KEY_ID [--grace-hours N] [--mfa-code CODE]
        valise keys revoke KEY_ID [--reason REASON]`;
 
-export async function keys(argv: string[], ctx: Context): Promise<void> {
-  const [sub, ...rest] = argv;
-  switch (sub) {
-    case 'create':
-      return create(rest, ctx);
-    case 'ls':
-    case 'list':
-      return list(rest, ctx);
-    case 'rotate':
-      return rotate(rest, ctx);
-    case 'revoke':
-      return revoke(rest, ctx);
-    default:
-      throw new UsageError(sub ? `Unknown command: keys ${sub}` : 'keys needs a subcommand.', `Usage: ${USAGE}`);
-  }
+export function keys(argv: string[], ctx: Context): Promise<void> {
+  return runSubcommand('keys', { create, ls: list, list, rotate, revoke }, USAGE, argv, ctx);
 }
 
 async function create(argv: string[], ctx: Context): Promise<void> {

@@ -7,7 +7,6 @@ import { CliError, UsageError } from '../exit-codes.ts';
 import { note, printJson, printLine } from '../output.ts';
 import { listPending, loadPending, type PendingSend, removePending, savePending } from '../pending-sends.ts';
 import { Progress } from '../progress.ts';
-import { createBody, sessionFor } from '../send-session.ts';
 import { throttled } from '../throttle.ts';
 
 const SEND_USAGE =
@@ -43,8 +42,7 @@ export async function send(argv: string[], ctx: Context): Promise<void> {
   const mode = values.e2e ? 'e2e' : 'server';
 
   const valise = ctx.client();
-  const created = await valise.transfers.create(createBody(sources, mode, fields));
-  const session = sessionFor(created, sources, mode);
+  const session = await valise.transfers.prepare({ ...fields, files: sources, mode });
   // Saved before any byte leaves, so even a killed process can be resumed.
   await savePending({ version: 1, created_at: new Date().toISOString(), paths, session });
   await upload(valise, ctx, { session, paths, sources, rate, verb: 'Sent' });

@@ -1,5 +1,5 @@
-import type { CreateWebhookParams, Webhook, WebhookDelivery } from '../../../sdk/src/index.ts';
-import { expectPositionals, parseCommand, positiveInteger } from '../args.ts';
+import type { CreateWebhookParams, Webhook, WebhookDelivery, WebhookDeliveryAttempt } from '../../../sdk/src/index.ts';
+import { expectPositionals, parseCommand, positiveInteger, runSubcommand } from '../args.ts';
 import type { Context } from '../context.ts';
 import { CliError, EXIT_API, UsageError } from '../exit-codes.ts';
 import { formatTime, note, printJson, printLine, printTable } from '../output.ts';
@@ -8,26 +8,12 @@ import { listOutput } from './lists.ts';
 const USAGE = `valise webhooks create --url URL [--event TYPE…] [--name NAME] [--description TEXT]
        valise webhooks ls [--limit N] [--all]
        valise webhooks test WEBHOOK_ID
-       valise webhooks deliveries WEBHOOK_ID [--event-id ID] [--limit N] [--all]`;
+       valise webhooks deliveries WEBHOOK_ID [--event-id ID] [--limit N] [--all]
+       valise webhooks retry WEBHOOK_ID DELIVERY_ID
+       valise webhooks rotate-secret WEBHOOK_ID`;
 
-export async function webhooks(argv: string[], ctx: Context): Promise<void> {
-  const [sub, ...rest] = argv;
-  switch (sub) {
-    case 'create':
-      return create(rest, ctx);
-    case 'ls':
-    case 'list':
-      return list(rest, ctx);
-    case 'test':
-      return ping(rest, ctx);
-    case 'deliveries':
-      return deliveries(rest, ctx);
-    default:
-      throw new UsageError(
-        sub ? `Unknown command: webhooks ${sub}` : 'webhooks needs a subcommand.',
-        `Usage: ${USAGE}`,
-      );
-  }
+export function webhooks(argv: string[], ctx: Context): Promise<void> {
+  return runSubcommand('webhooks', { create, ls: list, list, test: ping, deliveries, retry, 'rotate-secret': rotateSecret }, USAGE, argv, ctx);
 }
 
 async function create(argv: string[], ctx: Context): Promise<void> {
@@ -82,14 +68,35 @@ async function list(argv: string[], ctx: Context): Promise<void> {
 async function ping(argv: string[], ctx: Context): Promise<void> {
   const { positionals } = parseCommand(argv, {}, USAGE);
   const [id = ''] = expectPositionals(positionals, ['WEBHOOK_ID'], USAGE);
-  const attempt = await ctx.client().webhooks.test(id);
+  reportAttempt(ctx, await ctx.client().webhooks.test(id), 'ping');
+}
+
+/** Sends a recorded delivery again now, outside its retry schedule (after fixing a receiver, say). */
+async function retry(argv: string[], ctx: Context): Promise<void> {
+  const { positionals } = parseCommand(argv, {}, USAGE);
+  const [id = '', deliveryId = ''] = expectPositionals(positionals, ['WEBHOOK_ID', 'DELIVERY_ID'], USAGE);
+  reportAttempt(ctx, await ctx.client().webhooks.retryDelivery(id, deliveryId), 'delivery');
+}
+
+async function rotateSecret(argv: string[], ctx: Context): Promise<void> {
+  const { positionals } = parseCommand(argv, {}, USAGE);
+  const [id = ''] = expectPositionals(positionals, ['WEBHOOK_ID'], USAGE);
+  const rotated = await ctx.client().webhooks.rotateSecret(id);
+  if (ctx.json) return printJson(rotated);
+  note(
+    `New secret for ${rotated.url}; the old one keeps signing too until ${formatTime(rotated.previous_secret_expires_at)}. It is shown only this once:`,
+  );
+  printLine(rotated.secret);
+}
+
+function reportAttempt(ctx: Context, attempt: WebhookDeliveryAttempt, what: 'ping' | 'delivery'): void {
   if (ctx.json) printJson(attempt);
   else
     printLine(
       `${attempt.succeeded ? 'Delivered' : 'Failed'}: ${attempt.url} answered ${attempt.status_code ?? 'nothing'} in ${attempt.duration_ms} ms.`,
     );
   if (!attempt.succeeded) {
-    throw new CliError(`The receiver did not accept the ping: ${attempt.error ?? 'no error recorded'}`, {
+    throw new CliError(`The receiver did not accept the ${what}: ${attempt.error ?? 'no error recorded'}`, {
       exitCode: EXIT_API,
     });
   }
@@ -111,6 +118,7 @@ async function deliveries(argv: string[], ctx: Context): Promise<void> {
       rows,
       [
         { header: 'WHEN', value: (d) => formatTime(d.created_at) },
+        { header: 'DELIVERY', value: (d) => d.delivery_id },
         { header: 'EVENT', value: (d) => d.event_type },
         { header: 'TRIGGER', value: (d) => d.trigger },
         { header: 'ATTEMPT', value: (d) => d.attempt },

@@ -689,7 +689,36 @@ export interface Paths {
       path: {
         code: string;
       };
-      response: unknown;
+      response: {
+        object: 'shared_transfer';
+        short_code: string;
+        transfer_title: string | null;
+        status: 'active' | 'expired' | 'deleted' | 'scanning';
+        available: boolean;
+        blocked_reason:
+          | 'uploading'
+          | 'scanning'
+          | 'awaiting_approval'
+          | 'rejected'
+          | 'limit_reached'
+          | 'expired'
+          | 'revoked'
+          | 'infected'
+          | 'upload_incomplete'
+          | null;
+        message: string | null;
+        encryption_mode: 'server' | 'e2e';
+        password_required: boolean;
+        expires_at: string;
+        downloads_remaining: number | null;
+        files: Array<{
+          id: string;
+          name: string;
+          size: number;
+          mime_type: string;
+          sha256: string | null;
+        }>;
+      };
     };
   };
   '/v1/shares/{code}/download-links': {
@@ -702,7 +731,17 @@ export interface Paths {
         password?: string;
         file_id?: string;
       } | null;
-      response: unknown;
+      response: {
+        object: 'download_links';
+        total_downloads: number;
+        files: Array<{
+          file_id: string;
+          name: string;
+          size: number;
+          download_url: string;
+          download_expires_in: number;
+        }>;
+      };
     };
   };
   '/v1/transfers': {
@@ -827,7 +866,7 @@ export interface Paths {
           size: number;
           method: 'PUT';
           url: string;
-          headers: { [key: string]: unknown };
+          headers: { [key: string]: string };
           expires_at: string;
           resumable: boolean;
           part_size: number;
@@ -1018,7 +1057,18 @@ export interface Paths {
       path: {
         token: string;
       };
-      response: unknown;
+      response: {
+        id: string;
+        object: 'transfer_file';
+        name: string;
+        size: number;
+        mime_type: string;
+        upload_state: 'pending' | 'uploading' | 'uploaded';
+        bytes_received: number;
+        sha256: string | null;
+        scan_status: string | null;
+        upload_offset: number;
+      };
     };
     /** Upload one file */
     put: {
@@ -1298,7 +1348,7 @@ export interface Paths {
         openapi_url?: string;
         docs_url?: string;
         authentication?: string;
-        key_prefixes?: { [key: string]: unknown };
+        key_prefixes?: { [key: string]: string };
         server_time?: string;
       };
     };

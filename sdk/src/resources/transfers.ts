@@ -2,7 +2,8 @@ import type { RequestOptions } from '../client.ts';
 import { type DownloadParams, downloadShare } from '../download.ts';
 import type { PageRequest } from '../pagination.ts';
 import {
-  createAndSend,
+  type PrepareParams,
+  prepareSend,
   type ResumeParams,
   type SendParams,
   type SendResult,
@@ -58,8 +59,19 @@ export class Transfers extends Resource {
    * returns a share link with the key in its fragment. A failure after the transfer exists throws
    * SendInterruptedError, whose `session` `resume` takes to upload only what is missing.
    */
-  send(params: SendParams): Promise<SendResult> {
-    return createAndSend(this.http, (body) => this.create(body, { signal: params.signal }), params);
+  async send(params: SendParams): Promise<SendResult> {
+    const { onProgress, maxResumes, ...fields } = params;
+    const session = await this.prepare(fields);
+    return uploadAll(this.http, session, { files: params.files, onProgress, signal: params.signal, maxResumes }, false);
+  }
+
+  /**
+   * The first half of `send`: creates the transfer (and the e2e link key) and returns the session,
+   * JSON you can store before uploading with `resume(session, { files })`. For senders that must
+   * survive their own process being killed mid-upload, as the CLI does.
+   */
+  prepare(params: PrepareParams, options?: RequestOptions): Promise<SendSession> {
+    return prepareSend((body) => this.create(body, { signal: params.signal, ...options }), params);
   }
 
   /** Finishes an interrupted `send`: asks each upload URL what it stored and sends the rest. */

@@ -1,11 +1,8 @@
 import type { RequestOptions } from '../client.ts';
 import { type SendFileInput, toFileSource } from '../sources.ts';
-import type { TransferFile } from '../types.ts';
+import type { UploadStatus } from '../types.ts';
 import { storedOffset, uploadFile } from '../upload.ts';
 import { Resource } from './resource.ts';
-
-/** An upload URL's state: the file, and the byte to resume from. */
-export type UploadStatus = TransferFile & { upload_offset: number };
 
 /**
  * Upload URLs (from `transfers.create`) one at a time, for callers that manage their own transfers.
