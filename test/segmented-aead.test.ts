@@ -222,6 +222,32 @@ test('an interrupted upload resumes at a segment boundary with the original nonc
   });
 });
 
+test('chunks sealed one by one with `end` form exactly the blob of one pass', async (t) => {
+  const plaintext = randomBytes(5 * S + 11);
+  const whole = await encrypt(plaintext);
+  const first = await encrypt(plaintext.subarray(0, 2 * S), { end: 2 * S, plaintextSize: plaintext.length });
+  const middle = await encrypt(plaintext.subarray(2 * S, 4 * S), {
+    firstSegment: 2,
+    end: 4 * S,
+    plaintextSize: plaintext.length,
+  });
+  const last = await encrypt(plaintext.subarray(4 * S), { firstSegment: 4, plaintextSize: plaintext.length });
+  t.deepEqual(Buffer.concat([first, middle, last]), whole, 'only the true last segment carries the final flag');
+  const short = await run(
+    createEncryptStream({ key, plaintextSize: plaintext.length, segmentSize: S, noncePrefix: prefix, end: 2 * S }),
+    [plaintext.subarray(0, 2 * S - 1)],
+  );
+  t.true(short.error instanceof SizeMismatchError, 'a chunk must carry all its bytes');
+  for (const end of [S + 1, 0, 6 * S]) {
+    t.throws(
+      () => createEncryptStream({ key, plaintextSize: plaintext.length, segmentSize: S, noncePrefix: prefix, end }),
+      {
+        instanceOf: RangeError,
+      },
+    );
+  }
+});
+
 /**
  * Offsets next to every segment boundary, plus a few inside segments: all
  * pairs of a multi-segment blob would be tens of millions at S = 4096.

@@ -99,12 +99,13 @@ async function createTransfer(apiKey, body) {
   return answer;
 }
 
-/** A PUT with upload progress (fetch has none); the body is a File or Blob the browser reads as it sends. */
-function put(url, body, onProgress) {
+/** A PUT with upload progress (fetch has none). A File body is read from disk as it is sent. */
+function put(url, body, onProgress, contentRange) {
   return new Promise((resolve, reject) => {
     const request = new XMLHttpRequest();
     request.open('PUT', url);
     request.setRequestHeader('content-type', 'application/octet-stream');
+    if (contentRange) request.setRequestHeader('content-range', contentRange);
     request.upload.addEventListener('progress', (event) => onProgress(event.loaded));
     request.addEventListener('load', () => {
       if (request.status >= 200 && request.status < 300) return resolve();
@@ -120,14 +121,44 @@ function put(url, body, onProgress) {
 }
 
 /**
- * The VAL1 blob of a file. Streaming request bodies need HTTP/2 in Chromium and
- * exist nowhere else yet, so the blob is assembled as a Blob, which browsers
- * keep on disk when it is large, and then sent like a file.
+ * Encrypts a file into its VAL1 blob and sends it in chunks of the entry's part_size, each a PUT
+ * with Content-Range that the server commits on arrival. Streaming request bodies need HTTP/2 in
+ * Chromium and exist in no other browser, and a chunk at a time keeps one part in memory (8 MiB),
+ * whatever the file's size.
  */
-async function encryptFile(file, key) {
+async function sendEncrypted(file, key, entry, onProgress) {
   const noncePrefix = crypto.getRandomValues(new Uint8Array(7));
-  const encrypted = file.stream().pipeThrough(createEncryptStream({ key, noncePrefix, plaintextSize: file.size }));
-  return new Response(encrypted).blob();
+  const blob = file.stream().pipeThrough(createEncryptStream({ key, noncePrefix, plaintextSize: file.size }));
+  const reader = blob.getReader();
+  const chunk = new Uint8Array(Math.min(entry.part_size, entry.size));
+  let start = 0;
+  let filled = 0;
+  const flush = async () => {
+    const end = start + filled;
+    const from = start;
+    // The browser copies the bytes when the request starts, so the buffer can be refilled after.
+    await put(
+      entry.url,
+      chunk.subarray(0, filled),
+      (loaded) => onProgress(from + loaded),
+      `bytes ${from}-${end - 1}/${entry.size}`,
+    );
+    start = end;
+    filled = 0;
+  };
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    for (let offset = 0; offset < value.length; ) {
+      const n = Math.min(chunk.length - filled, value.length - offset);
+      chunk.set(value.subarray(offset, offset + n), filled);
+      filled += n;
+      offset += n;
+      if (filled === chunk.length) await flush();
+    }
+  }
+  if (filled > 0) await flush();
+  if (start !== entry.size) throw new Error(`${file.name} changed while it was being sent.`);
 }
 
 function options(data) {
@@ -166,11 +197,12 @@ async function send() {
   for (const [index, entry] of created.upload_urls.entries()) {
     const file = files[index];
     progressLabel.textContent = `${e2e ? 'Encrypting and uploading' : 'Uploading'} ${file.name}…`;
-    const payload = linkKey ? await encryptFile(file, await fileKey(linkKey, entry.file_id, files.length)) : file;
-    await put(entry.url, payload, (loaded) => {
+    const onProgress = (loaded) => {
       progressBar.value = total > 0 ? (before + loaded) / total : 1;
       progressDetail.textContent = `${formatBytes(before + loaded)} of ${formatBytes(total)}`;
-    });
+    };
+    if (linkKey) await sendEncrypted(file, await fileKey(linkKey, entry.file_id, files.length), entry, onProgress);
+    else await put(entry.url, file, onProgress);
     before += entry.size;
   }
   progressBar.value = 1;

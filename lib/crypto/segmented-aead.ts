@@ -179,6 +179,12 @@ export type EncryptOptions = {
   noncePrefix?: Buffer;
   /** Resume an upload: the input starts at plaintext offset firstSegment * segmentSize, no header is emitted. */
   firstSegment?: number;
+  /**
+   * Encrypt one chunk of the plaintext: the input ends at this offset (a multiple of segmentSize,
+   * or plaintextSize). The last segment is still marked by plaintextSize, so chunks sealed one by
+   * one form the same blob as one pass.
+   */
+  end?: number;
 };
 
 export class EncryptStream extends Transform {
@@ -213,7 +219,14 @@ export class EncryptStream extends Transform {
     this.#segmentSize = segmentSize;
     this.#noncePrefix = this.header.subarray(8, 8 + NONCE_PREFIX_SIZE);
     this.#plaintextSize = options.plaintextSize;
-    this.#expected = options.plaintextSize - firstSegment * segmentSize;
+    const end = options.end ?? options.plaintextSize;
+    if (
+      end !== options.plaintextSize &&
+      (end % segmentSize !== 0 || end > options.plaintextSize || end <= firstSegment * segmentSize)
+    ) {
+      throw new RangeError(`end ${end} is not a segment boundary after the first segment, nor the plaintext's end`);
+    }
+    this.#expected = end - firstSegment * segmentSize;
     this.#index = firstSegment;
     this.#headerSent = firstSegment > 0;
   }
@@ -253,8 +266,9 @@ export class EncryptStream extends Transform {
       return;
     }
     this.#sendHeader();
-    // Only an empty plaintext gets here unsealed: its one segment is empty.
-    if (this.#index < this.#count) this.#seal(Buffer.alloc(0));
+    // Only an empty plaintext gets here unsealed: its one segment is empty. (A chunk that ends
+    // before the plaintext does has sealed all its segments, and must not seal another.)
+    if (this.#plaintextSize === 0 && this.#index < this.#count) this.#seal(Buffer.alloc(0));
     callback();
   }
 

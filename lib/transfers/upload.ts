@@ -9,7 +9,7 @@ import { createUploadQueries } from '../db/queries/uploads.ts';
 import { apiError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { PartWriter, UploadSizeError } from './part-writer.ts';
-import { partPlan, SEGMENT_SIZE } from './parts.ts';
+import { PART_PLAINTEXT, partPlan, SEGMENT_SIZE } from './parts.ts';
 import { presentFile } from './present.ts';
 
 // PUT /v1/uploads/{token}: one file, streamed straight through encryption
@@ -59,9 +59,9 @@ export async function receiveUpload(
       },
     );
   }
-  const start = parseStart(headers.contentRange, file);
-  if (headers.contentLength !== undefined && Number(headers.contentLength) !== file.size - start) {
-    throw apiError('validation_error', `Content-Length must be ${file.size - start} for this request.`, {
+  const range = parseRange(headers.contentRange, file);
+  if (headers.contentLength !== undefined && Number(headers.contentLength) !== range.end - range.start) {
+    throw apiError('validation_error', `Content-Length must be ${range.end - range.start} for this request.`, {
       param: 'Content-Length',
     });
   }
@@ -73,7 +73,7 @@ export async function receiveUpload(
   }
   file = leased;
   try {
-    return await streamParts(services, transfer, file, start, body);
+    return await streamParts(services, transfer, file, range, body);
   } catch (error) {
     if (error instanceof UploadSizeError || error instanceof SizeMismatchError) {
       throw apiError('validation_error', error.message, { param: 'body' });
@@ -84,13 +84,15 @@ export async function receiveUpload(
   }
 }
 
-async function streamParts(services: Services, transfer: TransferRow, file: FileRow, start: number, body: Readable) {
+async function streamParts(services: Services, transfer: TransferRow, file: FileRow, range: Range, body: Readable) {
+  const { start, end } = range;
   const uploads = createUploadQueries(services.db);
   const objects = services.objects;
   const mode = transfer.encryption_mode;
   const plan = partPlan(file.size, mode);
   const firstPart = plan.findIndex((p) => p.plainStart === start);
-  if (firstPart === -1) throw new Error(`no part starts at ${start}`);
+  const lastPart = plan.findIndex((p) => p.plainEnd === end);
+  if (firstPart === -1 || lastPart < firstPart) throw new Error(`no parts span ${start}-${end}`);
 
   let uploadId = file.multipart_upload_id;
   let parts = file.parts;
@@ -112,14 +114,15 @@ async function streamParts(services: Services, transfer: TransferRow, file: File
   const multipartId = uploadId;
   if (!multipartId) throw new Error('resuming an upload that has no multipart upload');
 
-  const writer = new PartWriter(plan.slice(firstPart), async (part, bytes) => {
+  const writer = new PartWriter(plan.slice(firstPart, lastPart + 1), async (part, bytes) => {
     const etag = await objects.uploadPart(file.object_key, multipartId, part.number, bytes);
     const stored = { partNumber: part.number, etag };
     parts = [...parts, stored];
     await uploads.commitPart(file.id, stored, part.plainEnd);
   });
-  // The hash is of the plaintext, so it can only be computed when this request carries all of it.
-  const hash = start === 0 ? createHash('sha256') : null;
+  // The hash is of the plaintext, so it can only be computed when this request carries all of it;
+  // otherwise the worker's scan records it.
+  const hash = start === 0 && end === file.size ? createHash('sha256') : null;
   const stages: Array<NodeJS.ReadWriteStream> = [];
   if (hash) stages.push(hashing(hash));
   if (mode === 'server') {
@@ -131,10 +134,17 @@ async function streamParts(services: Services, transfer: TransferRow, file: File
         segmentSize: SEGMENT_SIZE,
         noncePrefix,
         firstSegment: start / SEGMENT_SIZE,
+        end,
       }),
     );
   }
   await pipeline(body, ...(stages.length > 0 ? stages : [new PassThrough()]), writer);
+  if (end < file.size) {
+    // One chunk of several: its parts are committed, the file waits for the next chunk.
+    const stored = await createTransferQueries(services.db).file(file.id);
+    if (!stored) throw new Error(`file ${file.id} vanished`);
+    return { ...presentFile(stored), upload_offset: end };
+  }
 
   await objects.completeMultipart(file.object_key, multipartId, parts);
   const sha256 = hash ? hash.digest('hex') : null;
@@ -154,16 +164,27 @@ function hashing(hash: ReturnType<typeof createHash>): Transform {
   });
 }
 
-/** Where this request's bytes start: 0 without Content-Range, else the stored offset it must match. */
-function parseStart(contentRange: string | undefined, file: FileRow): number {
-  if (contentRange === undefined) return 0;
+/** This request's bytes, `end` exclusive. */
+type Range = { start: number; end: number };
+
+/**
+ * Without Content-Range the request carries the whole file. With it, it starts at the stored
+ * offset (or 0, to start again) and ends at the file's end or at a part boundary: a client that
+ * cannot stream a request body sends the file in chunks of `part_size`, each one committed.
+ */
+function parseRange(contentRange: string | undefined, file: FileRow): Range {
+  if (contentRange === undefined) return { start: 0, end: file.size };
   const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange.trim());
   const offset = uploadOffset(file);
-  const [start, end, total] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [];
-  if (start === undefined || end === undefined || total !== file.size || end !== file.size - 1 || start > end) {
-    throw apiError('validation_error', `Content-Range must be "bytes ${offset}-${file.size - 1}/${file.size}".`, {
-      param: 'Content-Range',
-    });
+  const [start, last, total] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [];
+  const end = last === undefined ? undefined : last + 1;
+  const endsWell = end === file.size || (end !== undefined && end < file.size && end % PART_PLAINTEXT === 0);
+  if (start === undefined || end === undefined || total !== file.size || start >= end || !endsWell) {
+    throw apiError(
+      'validation_error',
+      `Content-Range must be "bytes ${offset}-${file.size - 1}/${file.size}", or end just before a multiple of part_size (${PART_PLAINTEXT}).`,
+      { param: 'Content-Range' },
+    );
   }
   if (start !== offset && start !== 0) {
     throw apiError('validation_error', `This file has ${offset} bytes stored: resume from byte ${offset}.`, {
@@ -172,5 +193,5 @@ function parseStart(contentRange: string | undefined, file: FileRow): number {
       details: { upload_offset: offset },
     });
   }
-  return start;
+  return { start, end };
 }

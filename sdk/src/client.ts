@@ -20,7 +20,21 @@ export type ValiseOptions = {
   retryMaxDelayMs?: number | undefined;
   /** A fetch implementation; default `globalThis.fetch`. */
   fetch?: typeof fetch | undefined;
+  /**
+   * Upload each file as PUTs of this many bytes (a multiple of the upload URL's `part_size`,
+   * 8 MiB), each committed by the server, instead of one streamed PUT. Default: 8 MiB in browsers,
+   * where streaming request bodies need HTTP/2 (Chromium) or do not exist; `null` (streamed) elsewhere.
+   */
+  uploadChunkBytes?: number | null | undefined;
 };
+
+/** The server's part size: chunked uploads must end on a multiple of it (docs/transfers.md). */
+export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
+
+function inBrowser(): boolean {
+  const scope = globalThis as { document?: unknown; WorkerGlobalScope?: unknown };
+  return scope.document !== undefined || scope.WorkerGlobalScope !== undefined;
+}
 
 export type RequestOptions = {
   /** Overrides the client's `timeoutMs` for this call. */
@@ -51,6 +65,7 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export class HttpClient {
   readonly baseUrl: string;
   readonly transferTimeoutMs: number;
+  readonly uploadChunkBytes: number | null;
   readonly #apiKey: string | undefined;
   readonly #timeoutMs: number;
   readonly #maxRetries: number;
@@ -64,6 +79,12 @@ export class HttpClient {
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs ?? 60_000;
     this.transferTimeoutMs = options.transferTimeoutMs ?? 120_000;
+    this.uploadChunkBytes =
+      options.uploadChunkBytes === undefined ? (inBrowser() ? UPLOAD_PART_BYTES : null) : options.uploadChunkBytes;
+    const chunk = this.uploadChunkBytes;
+    if (chunk !== null && !(Number.isSafeInteger(chunk) && chunk > 0 && chunk % UPLOAD_PART_BYTES === 0)) {
+      throw new TypeError(`Valise: \`uploadChunkBytes\` must be a positive multiple of ${UPLOAD_PART_BYTES}`);
+    }
     this.#maxRetries = options.maxRetries ?? 3;
     this.#baseDelayMs = options.retryBaseDelayMs ?? 500;
     this.#maxDelayMs = options.retryMaxDelayMs ?? 60_000;
@@ -102,13 +123,15 @@ export class HttpClient {
       headers['idempotency-key'] ??= spec.idempotencyKey ?? newIdempotencyKey();
     }
     const streaming = spec.body instanceof ReadableStream;
+    // Bytes (a chunk of an upload) are sent as they are; the upload loop, not this one, retries them.
+    const binary = streaming || spec.body instanceof Uint8Array;
     let body: RequestInit['body'];
-    if (streaming) body = spec.body as ReadableStream<Uint8Array>;
+    if (binary) body = spec.body as ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer>;
     else if (spec.body !== undefined) {
       body = JSON.stringify(spec.body);
       headers['content-type'] ??= 'application/json';
     }
-    const maxRetries = streaming ? 0 : (spec.maxRetries ?? this.#maxRetries);
+    const maxRetries = binary ? 0 : (spec.maxRetries ?? this.#maxRetries);
 
     for (let attempt = 0; ; attempt++) {
       let failure: ValiseError;

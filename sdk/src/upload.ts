@@ -76,9 +76,51 @@ async function putFrom(
   onBytes: (sent: number) => void,
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  const body = bodyFrom(target, source, offset).pipeThrough(countBytes(onBytes));
+  const body = bodyFrom(target, source, offset);
+  const chunkBytes = http.uploadChunkBytes;
+  if (chunkBytes === null)
+    return putRange(http, target, body.pipeThrough(countBytes(onBytes)), offset, target.size, signal);
+  // One part-aligned chunk at a time, each committed by the server: an interruption loses at most
+  // the chunk in flight, and memory holds one chunk whatever the file's size.
+  const buffer = new Uint8Array(Math.min(chunkBytes, target.size - offset));
+  let start = offset;
+  let filled = 0;
+  const flush = async () => {
+    await putRange(http, target, buffer.subarray(0, filled), start, start + filled, signal);
+    onBytes(filled);
+    start += filled;
+    filled = 0;
+  };
+  const reader = body.getReader();
+  try {
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      const bytes = read.value;
+      for (let at = 0; at < bytes.length; ) {
+        const n = Math.min(buffer.length - filled, bytes.length - at);
+        buffer.set(bytes.subarray(at, at + n), filled);
+        filled += n;
+        at += n;
+        if (filled === buffer.length) await flush();
+      }
+    }
+    // The last chunk, or the one empty PUT of an empty file.
+    if (filled > 0 || start === 0) await flush();
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+/** One PUT of the stored bytes [start, end); Content-Range unless it is the whole file. */
+async function putRange(
+  http: HttpClient,
+  target: UploadTarget,
+  body: ReadableStream<Uint8Array> | Uint8Array,
+  start: number,
+  end: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
-  if (offset > 0) headers['content-range'] = `bytes ${offset}-${target.size - 1}/${target.size}`;
+  if (start > 0 || end < target.size) headers['content-range'] = `bytes ${start}-${end - 1}/${target.size}`;
   const response = await http.send({
     method: 'PUT',
     path: target.url,

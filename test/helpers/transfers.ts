@@ -3,7 +3,7 @@ import { eventually, type TestApi } from './api.ts';
 
 // Driving transfers through the real API the way a client does.
 
-export type UploadEntry = { file_id: string; url: string; size: number; name: string };
+export type UploadEntry = { file_id: string; url: string; size: number; name: string; part_size: number };
 
 export async function createTransfer(api: TestApi, key: string, body: Record<string, unknown>) {
   const response = await api.call('POST', '/v1/transfers', { key, body });

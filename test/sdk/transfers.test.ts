@@ -141,6 +141,43 @@ for (const mode of ['server', 'e2e'] as const) {
   });
 }
 
+for (const mode of ['server', 'e2e'] as const) {
+  test(`with uploadChunkBytes each file goes as part-sized PUTs, and a lost chunk is resent alone (${mode} mode)`, async (t) => {
+    const bytes = content(17 * MiB + 5, MARKER);
+    const puts: string[] = [];
+    let failed = false;
+    // A fetch that loses the second chunk once, the way a dropped connection would.
+    const flaky: typeof fetch = async (input, init) => {
+      if (init?.method === 'PUT') {
+        const range = new Headers(init.headers).get('content-range') ?? 'whole';
+        puts.push(range);
+        if (puts.length === 2 && !failed) {
+          failed = true;
+          throw new TypeError('fetch failed');
+        }
+      }
+      return fetch(input, init);
+    };
+    const chunked = new Valise({ apiKey: ws.keys.live, baseUrl: api.url, uploadChunkBytes: 8 * MiB, fetch: flaky });
+    const sent = await chunked.transfers.send({
+      mode,
+      files: [{ blob: new Blob([new Uint8Array(bytes)]), name: `${mode}-chunked.bin` }],
+    });
+    const size = sent.session.files[0]?.storedSize ?? 0;
+    const chunk = (start: number, end: number) => `bytes ${start}-${end - 1}/${size}`;
+    t.deepEqual(puts, [chunk(0, 8 * MiB), chunk(8 * MiB, 16 * MiB), chunk(8 * MiB, 16 * MiB), chunk(16 * MiB, size)]);
+    await active(sent);
+    const out = join(dir, `${mode}-chunked-out`);
+    await downloadAll(sent.shareUrl, out);
+    t.true((await readFile(join(out, `${mode}-chunked.bin`))).equals(bytes));
+  });
+}
+
+test('uploadChunkBytes must be a multiple of the 8 MiB part size', (t) => {
+  t.throws(() => new Valise({ baseUrl: api.url, uploadChunkBytes: 5 * MiB }), { instanceOf: TypeError });
+  t.notThrows(() => new Valise({ baseUrl: api.url, uploadChunkBytes: 16 * MiB }));
+});
+
 test('downloading an e2e link without its key fragment fails clearly', async (t) => {
   const sent = await valise.transfers.send({
     mode: 'e2e',

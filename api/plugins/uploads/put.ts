@@ -12,7 +12,7 @@ export const putRoute: ServerRoute = {
     auth: false,
     description: 'Upload one file',
     notes:
-      'The body is the file, streamed. To resume, send `Content-Range: bytes <offset>-<size-1>/<size>` with the rest, where offset is the `Upload-Offset` a HEAD returns.',
+      'The body is the file, streamed. To resume, send `Content-Range: bytes <offset>-<size-1>/<size>` with the rest, where offset is the `Upload-Offset` a HEAD returns. A client that cannot stream may send chunks that end at a multiple of `part_size`; each is committed.',
     tags: ['api', 'uploads'],
     payload: {
       output: 'stream',

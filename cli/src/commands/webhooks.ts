@@ -13,7 +13,13 @@ const USAGE = `valise webhooks create --url URL [--event TYPE…] [--name NAME] 
        valise webhooks rotate-secret WEBHOOK_ID`;
 
 export function webhooks(argv: string[], ctx: Context): Promise<void> {
-  return runSubcommand('webhooks', { create, ls: list, list, test: ping, deliveries, retry, 'rotate-secret': rotateSecret }, USAGE, argv, ctx);
+  return runSubcommand(
+    'webhooks',
+    { create, ls: list, list, test: ping, deliveries, retry, 'rotate-secret': rotateSecret },
+    USAGE,
+    argv,
+    ctx,
+  );
 }
 
 async function create(argv: string[], ctx: Context): Promise<void> {
