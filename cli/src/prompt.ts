@@ -41,3 +41,15 @@ export async function withMfa<T>(
     return call(code);
   }
 }
+
+/**
+ * A transfer password from its flag: `-` reads it from stdin (its first line), so it stays out of
+ * the process list and the shell history.
+ */
+export async function passwordFrom(flag: string | undefined): Promise<string | undefined> {
+  if (flag !== '-') return flag;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const [line = ''] = Buffer.concat(chunks).toString('utf8').split(/\r?\n/);
+  return line;
+}

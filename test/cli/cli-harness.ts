@@ -18,7 +18,7 @@ export type Cli = {
   env: Record<string, string>;
   run: (args: string[], options?: { env?: Record<string, string>; input?: string }) => Promise<Result>;
   /** Runs with --json, expects exit 0, and returns stdout parsed. */
-  json: (args: string[], options?: { env?: Record<string, string> }) => Promise<any>;
+  json: (args: string[], options?: { env?: Record<string, string>; input?: string }) => Promise<any>;
   spawn: (args: string[], env?: Record<string, string>) => ChildProcess;
 };
 

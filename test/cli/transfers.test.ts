@@ -107,6 +107,24 @@ test('e2e send and get round-trip: the link carries #k= and the files come back 
   t.regex(keyless.stderr, /integrity_error/);
 });
 
+test('--password - reads the password from stdin on both sides, and get without it is refused', async (t) => {
+  const bytes = content(40_000);
+  const path = await fileOf('locked.bin', bytes);
+  const sent = await valise.json(['send', path, '--password', '-'], { input: 'two words \n' });
+  t.true(sent.transfer.password_protected);
+
+  const out = join(valise.home, 'in-locked');
+  const refused = await valise.run(['get', sent.share_url, '--wait', '-o', out]);
+  t.is(refused.code, 2);
+  t.regex(refused.stderr, /password/i);
+  const wrong = await valise.run(['get', sent.share_url, '-o', out, '--password', '-'], { input: 'two words\n' });
+  t.is(wrong.code, 2, 'the trailing space is part of the password');
+  const got = await valise.json(['get', sent.share_url, '-o', out, '--password', '-'], { input: 'two words \n' });
+  t.is(got.files[0].bytes, bytes.length);
+  const [received] = await receivedInto(out, ['locked.bin']);
+  t.is(sha(received as Buffer), sha(bytes));
+});
+
 test('a killed send is finished by `valise resume`, sending only what is missing', async (t) => {
   // Its own config directory: the other tests' sends must not show up as pending here.
   const valise = await cli(api.url, ws.keys.live);

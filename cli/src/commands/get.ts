@@ -7,8 +7,9 @@ import type { Context } from '../context.ts';
 import { CliError, UsageError } from '../exit-codes.ts';
 import { note, printJson, printLine } from '../output.ts';
 import { Progress } from '../progress.ts';
+import { passwordFrom } from '../prompt.ts';
 
-const USAGE = 'valise get SHARE_URL [-o DIR] [--password PASSWORD] [--wait] [--wait-timeout SECONDS]';
+const USAGE = 'valise get SHARE_URL [-o DIR] [--password PASSWORD|-] [--wait] [--wait-timeout SECONDS]';
 
 /** States a transfer leaves by itself: --wait waits them out. */
 const TRANSIENT = new Set(['uploading', 'scanning']);
@@ -47,7 +48,7 @@ export async function get(argv: string[], ctx: Context): Promise<void> {
   let moved = 0;
   const lastBytes = new Map<string, number>();
   const result = await valise.transfers.download(shareUrl, {
-    password: values.password,
+    password: await passwordFrom(values.password),
     to: toDirectory(directory),
     onProgress: ({ fileId, bytes }) => {
       moved += bytes - (lastBytes.get(fileId) ?? 0);

@@ -7,10 +7,11 @@ import { CliError, UsageError } from '../exit-codes.ts';
 import { note, printJson, printLine } from '../output.ts';
 import { listPending, loadPending, type PendingSend, removePending, savePending } from '../pending-sends.ts';
 import { Progress } from '../progress.ts';
+import { passwordFrom } from '../prompt.ts';
 import { throttled } from '../throttle.ts';
 
 const SEND_USAGE =
-  'valise send FILE… [--to EMAIL] [--expires 24h] [--max-downloads N] [--password PASSWORD] [--e2e] [--title TEXT] [--approval] [--limit-rate 10M]';
+  'valise send FILE… [--to EMAIL] [--expires 24h] [--max-downloads N] [--password PASSWORD|-] [--e2e] [--title TEXT] [--approval] [--limit-rate 10M]';
 
 export async function send(argv: string[], ctx: Context): Promise<void> {
   const { values, positionals } = parseCommand(
@@ -28,10 +29,11 @@ export async function send(argv: string[], ctx: Context): Promise<void> {
     SEND_USAGE,
   );
   if (positionals.length === 0) throw new UsageError('Name at least one file to send.', `Usage: ${SEND_USAGE}`);
+  const password = await passwordFrom(values.password);
   const fields = {
     ...(values.to ? { recipient: values.to } : {}),
     ...(values.title ? { transfer_title: values.title } : {}),
-    ...(values.password ? { password: values.password } : {}),
+    ...(password ? { password } : {}),
     ...(values.approval ? { approval_required: true } : {}),
     expires_in_hours: durationHours(values.expires, '--expires'),
     max_downloads: positiveInteger(values['max-downloads'], '--max-downloads'),
