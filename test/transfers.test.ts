@@ -19,7 +19,13 @@ const MiB = 1024 * 1024;
 async function storedBlob(objectKey: string): Promise<Buffer | null> {
   if ((await api.services.objects.size(objectKey)) === null) return null;
   const chunks: Buffer[] = [];
-  for await (const chunk of await api.services.objects.read(objectKey)) chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of await api.services.objects.read(objectKey)) chunks.push(chunk as Buffer);
+  } catch (error) {
+    // Deleted between the two calls: the workflow removing it is what the callers wait for.
+    if ((error as Error).name === 'NoSuchKey') return null;
+    throw error;
+  }
   return Buffer.concat(chunks);
 }
 
