@@ -1,6 +1,7 @@
 import { formatBytes, messageOf } from '/assets/format.js';
 import { fileKey, shareLinkWithKey } from '/assets/sdk/crypto/link-key.js';
-import { createEncryptStream, encryptedSize } from '/assets/sdk/crypto/val1.js';
+import { encryptedSize } from '/assets/sdk/crypto/val1.js';
+import { sendEncrypted, sendFile } from '/assets/upload.js';
 
 // The sender page: choose files, create the transfer with the API key typed in,
 // upload each file to its upload URL, show the share link. In e2e mode each file
@@ -99,68 +100,6 @@ async function createTransfer(apiKey, body) {
   return answer;
 }
 
-/** A PUT with upload progress (fetch has none). A File body is read from disk as it is sent. */
-function put(url, body, onProgress, contentRange) {
-  return new Promise((resolve, reject) => {
-    const request = new XMLHttpRequest();
-    request.open('PUT', url);
-    request.setRequestHeader('content-type', 'application/octet-stream');
-    if (contentRange) request.setRequestHeader('content-range', contentRange);
-    request.upload.addEventListener('progress', (event) => onProgress(event.loaded));
-    request.addEventListener('load', () => {
-      if (request.status >= 200 && request.status < 300) return resolve();
-      let message = `The upload failed (${request.status}).`;
-      try {
-        message = JSON.parse(request.responseText).error.message;
-      } catch {}
-      reject(new Error(message));
-    });
-    request.addEventListener('error', () => reject(new Error('The connection was lost during the upload.')));
-    request.send(body);
-  });
-}
-
-/**
- * Encrypts a file into its VAL1 blob and sends it in chunks of the entry's part_size, each a PUT
- * with Content-Range that the server commits on arrival. Streaming request bodies need HTTP/2 in
- * Chromium and exist in no other browser, and a chunk at a time keeps one part in memory (8 MiB),
- * whatever the file's size.
- */
-async function sendEncrypted(file, key, entry, onProgress) {
-  const noncePrefix = crypto.getRandomValues(new Uint8Array(7));
-  const blob = file.stream().pipeThrough(createEncryptStream({ key, noncePrefix, plaintextSize: file.size }));
-  const reader = blob.getReader();
-  const chunk = new Uint8Array(Math.min(entry.part_size, entry.size));
-  let start = 0;
-  let filled = 0;
-  const flush = async () => {
-    const end = start + filled;
-    const from = start;
-    // The browser copies the bytes when the request starts, so the buffer can be refilled after.
-    await put(
-      entry.url,
-      chunk.subarray(0, filled),
-      (loaded) => onProgress(from + loaded),
-      `bytes ${from}-${end - 1}/${entry.size}`,
-    );
-    start = end;
-    filled = 0;
-  };
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    for (let offset = 0; offset < value.length; ) {
-      const n = Math.min(chunk.length - filled, value.length - offset);
-      chunk.set(value.subarray(offset, offset + n), filled);
-      filled += n;
-      offset += n;
-      if (filled === chunk.length) await flush();
-    }
-  }
-  if (filled > 0) await flush();
-  if (start !== entry.size) throw new Error(`${file.name} changed while it was being sent.`);
-}
-
 function options(data) {
   const body = { encryption_mode: data.get('mode') === 'e2e' ? 'e2e' : 'server' };
   const title = String(data.get('transfer_title') ?? '').trim();
@@ -202,7 +141,7 @@ async function send() {
       progressDetail.textContent = `${formatBytes(before + loaded)} of ${formatBytes(total)}`;
     };
     if (linkKey) await sendEncrypted(file, await fileKey(linkKey, entry.file_id, files.length), entry, onProgress);
-    else await put(entry.url, file, onProgress);
+    else await sendFile(file, entry, onProgress);
     before += entry.size;
   }
   progressBar.value = 1;

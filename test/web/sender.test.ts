@@ -74,6 +74,52 @@ for (const mode of ['server', 'e2e'] as const) {
   });
 }
 
+test('an upload whose connection drops is finished by the page: lost answers and lost requests alike', async (t) => {
+  const page = await context.newPage();
+  const dropped: string[] = [];
+  // The first chunk reaches the server but its answer is lost; the first whole-file PUT is lost outright.
+  await page.route('**/v1/uploads/**', async (route) => {
+    const request = route.request();
+    if (request.method() !== 'PUT') return route.continue();
+    const range = request.headers()['content-range'] ?? 'whole file';
+    if (dropped.includes(range)) return route.continue();
+    dropped.push(range);
+    if (range !== 'whole file') await route.fetch();
+    return route.abort('connectionreset');
+  });
+  const e2eBytes = content(9 * 1024 * 1024);
+  const plainBytes = content(40_000);
+  for (const [mode, bytes] of [
+    ['e2e', e2eBytes],
+    ['server', plainBytes],
+  ] as const) {
+    await page.goto(`${api.url}/send`);
+    await page.getByLabel('API key').fill(ws.keys.test);
+    await page.setInputFiles('#files', {
+      name: `flaky-${mode}.bin`,
+      mimeType: 'application/octet-stream',
+      buffer: bytes,
+    });
+    if (mode === 'e2e') await page.getByLabel(/End to end/).check();
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.getByRole('heading', { name: 'Your link is ready' }).waitFor({ timeout: 30_000 });
+    const shareUrl = await page.getByLabel('Share this link').inputValue();
+    const code = new URL(shareUrl).pathname.split('/').at(-1) ?? '';
+    const list = await api.call('GET', '/v1/transfers?limit=20', { key: ws.keys.test });
+    const id = list.body.data.find((tr: { short_code: string }) => tr.short_code === code)?.id;
+    await waitForTransfer(api, ws.keys.test, id, (tr) => tr.status === 'active');
+    const reader = await context.newPage();
+    await reader.goto(shareUrl);
+    const received = await downloadBytes(reader, () =>
+      reader.getByRole('button', { name: `Download flaky-${mode}.bin` }).click(),
+    );
+    t.true(received.equals(bytes), mode);
+    await reader.close();
+  }
+  t.is(dropped.length, 3, dropped.join(', '));
+  await page.close();
+});
+
 test('the sender page explains what is missing instead of failing silently', async (t) => {
   const page = await context.newPage();
   await page.setViewportSize({ width: 360, height: 740 });

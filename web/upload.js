@@ -1,0 +1,115 @@
+import { createEncryptStream } from '/assets/sdk/crypto/val1.js';
+
+// Uploads from the sender page, with progress (XMLHttpRequest: fetch reports
+// none for uploads) and recovery: after a lost connection or a 5xx the page
+// asks the upload URL what it stored (HEAD, Upload-Offset) and sends only the
+// rest, up to RETRIES times (docs/transfers.md, "Resuming" and "Chunks").
+
+const RETRIES = 3;
+
+class UploadError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.status = status;
+  }
+
+  /** A lost connection, a 5xx or a busy lease (409) may pass; any other 4xx will not. */
+  get retryable() {
+    return this.status === 0 || this.status >= 500 || this.status === 409;
+  }
+}
+
+function put(url, body, onProgress, contentRange) {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open('PUT', url);
+    request.setRequestHeader('content-type', 'application/octet-stream');
+    if (contentRange) request.setRequestHeader('content-range', contentRange);
+    request.upload.addEventListener('progress', (event) => onProgress(event.loaded));
+    request.addEventListener('load', () => {
+      if (request.status >= 200 && request.status < 300) return resolve();
+      let message = `The upload failed (${request.status}).`;
+      try {
+        message = JSON.parse(request.responseText).error.message;
+      } catch {}
+      reject(new UploadError(message, request.status));
+    });
+    request.addEventListener('error', () => reject(new UploadError('The connection was lost during the upload.', 0)));
+    request.send(body);
+  });
+}
+
+async function storedOffset(url) {
+  const response = await fetch(url, { method: 'HEAD', credentials: 'omit' });
+  const offset = Number(response.headers.get('upload-offset'));
+  if (!response.ok || !Number.isSafeInteger(offset)) {
+    throw new UploadError(`The upload could not be checked (${response.status}).`, response.status);
+  }
+  return offset;
+}
+
+/** Runs `attempt(retry)` until it succeeds, a permanent error, or RETRIES retries. */
+async function withRetries(attempt) {
+  for (let retry = 0; ; retry++) {
+    try {
+      return await attempt(retry);
+    } catch (error) {
+      if (!(error instanceof UploadError) || !error.retryable || retry >= RETRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** retry));
+    }
+  }
+}
+
+/** A server-mode file: one PUT of the File, which the browser reads from disk as it sends. */
+export function sendFile(file, entry, onProgress) {
+  return withRetries(async (retry) => {
+    const offset = retry > 0 ? await storedOffset(entry.url) : 0;
+    if (retry > 0 && offset === entry.size) return;
+    const range = offset > 0 ? `bytes ${offset}-${entry.size - 1}/${entry.size}` : undefined;
+    await put(entry.url, offset > 0 ? file.slice(offset) : file, (loaded) => onProgress(offset + loaded), range);
+  });
+}
+
+/**
+ * An e2e file: encrypted here into its VAL1 blob and sent in chunks of the entry's part_size, each
+ * a PUT with Content-Range that the server commits on arrival. Streaming request bodies need HTTP/2
+ * in Chromium and exist in no other browser, and a chunk at a time keeps one part in memory
+ * (8 MiB), whatever the file's size.
+ */
+export async function sendEncrypted(file, key, entry, onProgress) {
+  const noncePrefix = crypto.getRandomValues(new Uint8Array(7));
+  const blob = file.stream().pipeThrough(createEncryptStream({ key, noncePrefix, plaintextSize: file.size }));
+  const reader = blob.getReader();
+  const chunk = new Uint8Array(Math.min(entry.part_size, entry.size));
+  let start = 0;
+  let filled = 0;
+  const flush = async () => {
+    const end = start + filled;
+    await withRetries(async (retry) => {
+      // A chunk whose answer was lost may have been committed all the same.
+      if (retry > 0 && (await storedOffset(entry.url)) >= end) return;
+      // The browser copies the bytes when the request starts, so the buffer can be refilled after.
+      await put(
+        entry.url,
+        chunk.subarray(0, filled),
+        (loaded) => onProgress(start + loaded),
+        `bytes ${start}-${end - 1}/${entry.size}`,
+      );
+    });
+    start = end;
+    filled = 0;
+  };
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    for (let offset = 0; offset < value.length; ) {
+      const n = Math.min(chunk.length - filled, value.length - offset);
+      chunk.set(value.subarray(offset, offset + n), filled);
+      filled += n;
+      offset += n;
+      if (filled === chunk.length) await flush();
+    }
+  }
+  if (filled > 0) await flush();
+  if (start !== entry.size) throw new Error(`${file.name} changed while it was being sent.`);
+}
