@@ -81,7 +81,7 @@ function forbiddenHint(reason: unknown): string | undefined {
     case 'limit_reached':
       return 'The transfer reached its download limit.';
     case 'password_required':
-      return 'The transfer needs its password: --password PASSWORD.';
+      return 'The transfer needs its password: --password PASSWORD, or --password - to read it from stdin.';
     case 'link_expired':
       return 'The download link expired; run the command again.';
     default:
