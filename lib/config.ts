@@ -72,6 +72,7 @@ const schema = z
     RATE_LIMIT_EXPENSIVE: positive.default(30),
     RATE_LIMIT_PUBLIC: positive.default(120),
     MAX_JSON_BODY_BYTES: positive.default(1024 * 1024),
+    MFA_FAILURES_PER_15_MIN: positive.default(5),
     API_KEY_ROTATION_GRACE_HOURS: z.coerce.number().positive().max(168).default(24),
     MASTER_KEYS: z.string().optional(),
     MASTER_KEY_ID: z.string().optional(),
@@ -156,7 +157,7 @@ function toConfig(env: z.infer<typeof schema>) {
       expensive: env.RATE_LIMIT_EXPENSIVE,
       public: env.RATE_LIMIT_PUBLIC,
     },
-    apiKeys: { rotationGraceHours: env.API_KEY_ROTATION_GRACE_HOURS },
+    apiKeys: { rotationGraceHours: env.API_KEY_ROTATION_GRACE_HOURS, mfaFailuresPer15Min: env.MFA_FAILURES_PER_15_MIN },
     webhooks: {
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS,
       hosts: env.WEBHOOK_HOSTS

@@ -34,6 +34,39 @@ test('a wrong mfa_code gives 401 mfa_required; resending with a valid code creat
   t.deepEqual(right.body.scopes, ['transfers:read', 'gdpr:export']);
 });
 
+test('five wrong codes in a quarter hour lock MFA for that user, a right code included, with 429 and Retry-After', async (t) => {
+  const own = await api.workspace('MFA lock');
+  const other = await api.workspace('MFA lock (other)');
+  const body = { name: 'guessed', key_type: 'restricted', scopes: ['gdpr:export'] };
+  const attempt = (workspace: typeof own, mfa_code: string) =>
+    api.call('POST', '/v1/api-keys', { key: workspace.keys.live, body: { ...body, mfa_code } });
+
+  // A right code clears the count: four wrong, one right, four wrong is never locked.
+  for (let i = 0; i < 4; i++) t.is((await attempt(own, '000000')).status, 401);
+  t.is((await attempt(own, own.mfa())).status, 201);
+  for (let i = 0; i < 4; i++) t.is((await attempt(own, '111111')).status, 401);
+  t.is((await attempt(own, '222222')).status, 401, 'the fifth wrong code since the last right one');
+
+  const locked = await attempt(own, own.mfa());
+  t.is(locked.status, 429);
+  t.is(locked.body.error.code, 'rate_limited');
+  t.is(locked.body.error.param, 'mfa_code');
+  const retryAfter = Number(locked.headers.get('retry-after'));
+  t.true(retryAfter > 800 && retryAfter <= 900, `Retry-After ${retryAfter}`);
+  // From the test key too: the lock is the user's, whatever key asks.
+  t.is(
+    (await api.call('POST', '/v1/api-keys', { key: own.keys.test, body: { ...body, mfa_code: own.mfa() } })).status,
+    429,
+  );
+  // Keys without sensitive scopes need no code and are not locked; other users are not either.
+  const plain = await api.call('POST', '/v1/api-keys', {
+    key: own.keys.live,
+    body: { name: 'plain', key_type: 'restricted', scopes: ['transfers:read'] },
+  });
+  t.is(plain.status, 201);
+  t.is((await attempt(other, other.mfa())).status, 201);
+});
+
 test('a restricted key without sensitive scopes needs no MFA and defaults to transfers:read/write', async (t) => {
   const response = await api.call('POST', '/v1/api-keys', {
     key: ws.keys.live,

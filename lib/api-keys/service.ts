@@ -1,12 +1,10 @@
 import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
-import { unseal } from '../crypto/secrets.ts';
-import { verifyTotp } from '../crypto/totp.ts';
 import { type ApiKeyRow, createApiKeyQueries } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
-import { createWorkspaceQueries } from '../db/queries/workspaces.ts';
 import { apiError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import { verifyMfaCode } from './mfa.ts';
 import { type Caller, NEVER_SHOWN_AGAIN, presentApiKey, tenantOf } from './present.ts';
 import { type KeyType, scopesBeyond, sensitiveScopesGranted } from './scopes.ts';
 import { type Environment, generateKeyValue, hashKeyValue } from './values.ts';
@@ -195,16 +193,7 @@ async function authoriseGrant(
     });
   }
   const sensitive = sensitiveScopesGranted(keyType, scopes);
-  if (sensitive.length === 0) return;
-  const user = await createWorkspaceQueries(db).findUser(caller.workspaceId, caller.userId);
-  const secret = user?.mfa_secret_sealed ? unseal(services.keys.seal, user.mfa_secret_sealed) : null;
-  if (!mfaCode || !secret || !verifyTotp(secret, mfaCode, Date.now())) {
-    throw apiError(
-      'mfa_required',
-      `${mfaCode ? 'The verification code is not valid' : 'A verification code is required'} to grant sensitive scopes: ${sensitive.join(', ')}. Resend the request with a current code in mfa_code.`,
-      { param: 'mfa_code', details: { sensitive_scopes: sensitive } },
-    );
-  }
+  if (sensitive.length > 0) await verifyMfaCode(services, db, caller, mfaCode, sensitive);
 }
 
 async function mustFind(tx: DatabaseTransactionConnection, caller: Caller, id: string): Promise<ApiKeyRow> {

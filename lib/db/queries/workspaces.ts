@@ -11,6 +11,14 @@ const userRow = z.object({
 });
 export type UserRow = z.infer<typeof userRow>;
 
+const mfaStateRow = z.object({
+  id: z.uuid(),
+  mfa_secret_sealed: z.string().nullable(),
+  mfa_failures: z.number().int(),
+  mfa_failures_since: z.date().nullable(),
+});
+export type MfaStateRow = z.infer<typeof mfaStateRow>;
+
 const workspaceRow = z.object({ id: z.uuid(), name: z.string(), created_at: z.date() });
 export type WorkspaceRow = z.infer<typeof workspaceRow>;
 
@@ -44,6 +52,26 @@ export function createWorkspaceQueries(db: CommonQueryMethods) {
       return db.maybeOne(sql.type(userRow)`
         SELECT id, workspace_id, email, role, mfa_secret_sealed FROM users
         WHERE id = ${userId} AND workspace_id = ${workspaceId}`);
+    },
+
+    async mfaState(workspaceId: string, userId: string): Promise<MfaStateRow | null> {
+      return db.maybeOne(sql.type(mfaStateRow)`
+        SELECT id, mfa_secret_sealed, mfa_failures, mfa_failures_since FROM users
+        WHERE id = ${userId} AND workspace_id = ${workspaceId}`);
+    },
+
+    async clearMfaFailures(userId: string): Promise<void> {
+      await db.query(sql.typeAlias('void')`
+        UPDATE users SET mfa_failures = 0, mfa_failures_since = NULL WHERE id = ${userId} AND mfa_failures > 0`);
+    },
+
+    /** Counts a wrong code; the count restarts when the previous failures are older than `windowStart`. */
+    async recordMfaFailure(userId: string, windowStart: Date): Promise<void> {
+      await db.query(sql.typeAlias('void')`
+        UPDATE users SET
+          mfa_failures = CASE WHEN mfa_failures_since > ${sql.timestamp(windowStart)} THEN mfa_failures + 1 ELSE 1 END,
+          mfa_failures_since = CASE WHEN mfa_failures_since > ${sql.timestamp(windowStart)} THEN mfa_failures_since ELSE ms_now() END
+        WHERE id = ${userId}`);
     },
   };
 }
