@@ -2,6 +2,7 @@ import { fileKey, linkKeyFrom } from './crypto/link-key.ts';
 import { createDecryptStream } from './crypto/val1.ts';
 import { ValiseError } from './errors.ts';
 import type { Shares } from './resources/shares.ts';
+import { resumableBody } from './resumable-body.ts';
 import { countBytes } from './sources.ts';
 import type { SharedFile } from './types.ts';
 
@@ -19,6 +20,8 @@ export type DownloadParams = {
   fileIds?: string[] | undefined;
   onProgress?: ((progress: { fileId: string; name: string; bytes: number }) => void) | undefined;
   signal?: AbortSignal | undefined;
+  /** Times a file's download is picked up where a dropped connection left it (`Range`); default 3. */
+  maxResumes?: number | undefined;
 };
 
 export type DownloadedFile = SharedFile & {
@@ -45,9 +48,11 @@ export async function downloadShare(shares: Shares, shareUrl: string, params: Do
     if (wanted && !wanted.has(link.file_id)) continue;
     const file = shared.files.find((f) => f.id === link.file_id);
     if (!file) throw new ValiseError({ code: 'unexpected_response', message: `no file ${link.file_id} in the share` });
-    const response = await shares.openDownload(link.download_url, { signal: params.signal });
-    if (!response.body) throw new ValiseError({ code: 'unexpected_response', message: 'a download without a body' });
-    let body: ReadableStream<Uint8Array> = response.body;
+    // The stored bytes (ciphertext in e2e mode) as one stream, even across dropped connections.
+    let body = resumableBody(
+      (range) => shares.openDownload(link.download_url, { signal: params.signal, ...(range ? { range } : {}) }),
+      { maxResumes: params.maxResumes ?? 3, signal: params.signal },
+    );
     if (linkKey) {
       const key = await fileKey(linkKey, file.id, shared.files.length);
       body = body.pipeThrough(createDecryptStream({ key, blobSize: file.size }));

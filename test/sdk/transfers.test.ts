@@ -173,6 +173,49 @@ for (const mode of ['server', 'e2e'] as const) {
   });
 }
 
+for (const mode of ['server', 'e2e'] as const) {
+  test(`a download whose connection drops goes on from where it broke off, as one counted download (${mode} mode)`, async (t) => {
+    const bytes = content(5 * MiB + 77, MARKER);
+    const sent = await valise.transfers.send({
+      mode,
+      files: [{ blob: new Blob([new Uint8Array(bytes)]), name: 'cut.bin' }],
+    });
+    await active(sent);
+    const ranges: Array<string | null> = [];
+    let cut = false;
+    // The first download of the file breaks off after about 2 MiB, the way a dropped connection does.
+    const cutting: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (!String(input).includes('/v1/downloads/') || !response.body) return response;
+      ranges.push(new Headers(init?.headers).get('range'));
+      if (cut) return response;
+      cut = true;
+      let passed = 0;
+      const broken = response.body.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            if (passed + chunk.length > 2 * MiB) return controller.error(new TypeError('terminated'));
+            passed += chunk.length;
+            controller.enqueue(chunk);
+          },
+        }),
+      );
+      return new Response(broken, { status: response.status, headers: response.headers });
+    };
+    const reader = new Valise({ baseUrl: api.url, fetch: cutting });
+    const out = join(dir, `${mode}-cut-out`);
+    const result = await reader.transfers.download(sent.shareUrl, { to: toDirectory(out) });
+    t.is(result.files[0]?.bytes, bytes.length);
+    t.true((await readFile(join(out, 'cut.bin'))).equals(bytes));
+    t.is(ranges.length, 2);
+    t.is(ranges[0], null);
+    t.regex(ranges[1] ?? '', /^bytes=\d+-$/);
+    const resumedAt = Number(/\d+/.exec(ranges[1] ?? '')?.[0]);
+    t.true(resumedAt > 0 && resumedAt <= 2 * MiB, `resumed at ${resumedAt}`);
+    t.is((await valise.transfers.get(sent.transfer.id)).total_downloads, 1);
+  });
+}
+
 test('uploadChunkBytes must be a multiple of the 8 MiB part size', (t) => {
   t.throws(() => new Valise({ baseUrl: api.url, uploadChunkBytes: 5 * MiB }), { instanceOf: TypeError });
   t.notThrows(() => new Valise({ baseUrl: api.url, uploadChunkBytes: 16 * MiB }));
