@@ -28,7 +28,8 @@ function activeWorker() {
   return workerPromise;
 }
 
-function clickDownload(href, name) {
+/** Starts the browser's own download of `href`, saved as `name`. */
+export function clickDownload(href, name) {
   const link = document.createElement('a');
   link.href = href;
   link.download = name;

@@ -1,5 +1,5 @@
 import { formatBytes, messageOf } from '/assets/format.js';
-import { saveStream } from '/assets/save-stream.js';
+import { clickDownload, saveStream } from '/assets/save-stream.js';
 import { fileKey, linkKeyFrom } from '/assets/sdk/crypto/link-key.js';
 import { createDecryptStream } from '/assets/sdk/crypto/val1.js';
 
@@ -72,16 +72,6 @@ async function unlock(fileId) {
   throw new Error(error.message ?? `The server answered ${response.status}. Try again.`);
 }
 
-function startLink(url, name) {
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  link.hidden = true;
-  document.body.append(link);
-  link.click();
-  link.remove();
-}
-
 async function decryptAndSave(file, link, fileCount) {
   const plaintextSize = Number(document.querySelector(`[data-file-id="${file.file_id}"]`)?.dataset.plainSize);
   progress.hidden = false;
@@ -123,7 +113,7 @@ async function download(fileId) {
   try {
     const links = await unlock(fileId);
     if (!e2e) {
-      for (const link of links.files) startLink(link.download_url, link.name);
+      for (const link of links.files) clickDownload(link.download_url, link.name);
       progress.hidden = false;
       progressBar.value = 1;
       progressLabel.textContent = 'Download started';

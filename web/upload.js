@@ -1,4 +1,5 @@
 import { createEncryptStream } from '/assets/sdk/crypto/val1.js';
+import { chunksOf } from '/assets/sdk/sources.js';
 
 // Uploads from the sender page, with progress (XMLHttpRequest: fetch reports
 // none for uploads) and recovery: after a lost connection or a 5xx the page
@@ -79,37 +80,16 @@ export function sendFile(file, entry, onProgress) {
 export async function sendEncrypted(file, key, entry, onProgress) {
   const noncePrefix = crypto.getRandomValues(new Uint8Array(7));
   const blob = file.stream().pipeThrough(createEncryptStream({ key, noncePrefix, plaintextSize: file.size }));
-  const reader = blob.getReader();
-  const chunk = new Uint8Array(Math.min(entry.part_size, entry.size));
   let start = 0;
-  let filled = 0;
-  const flush = async () => {
-    const end = start + filled;
+  for await (const chunk of chunksOf(blob, Math.min(entry.part_size, entry.size))) {
+    const end = start + chunk.length;
     await withRetries(async (retry) => {
       // A chunk whose answer was lost may have been committed all the same.
       if (retry > 0 && (await storedOffset(entry.url)) >= end) return;
-      // The browser copies the bytes when the request starts, so the buffer can be refilled after.
-      await put(
-        entry.url,
-        chunk.subarray(0, filled),
-        (loaded) => onProgress(start + loaded),
-        `bytes ${start}-${end - 1}/${entry.size}`,
-      );
+      // The browser copies the bytes when the request starts; the buffer is refilled only after.
+      await put(entry.url, chunk, (loaded) => onProgress(start + loaded), `bytes ${start}-${end - 1}/${entry.size}`);
     });
     start = end;
-    filled = 0;
-  };
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    for (let offset = 0; offset < value.length; ) {
-      const n = Math.min(chunk.length - filled, value.length - offset);
-      chunk.set(value.subarray(offset, offset + n), filled);
-      filled += n;
-      offset += n;
-      if (filled === chunk.length) await flush();
-    }
   }
-  if (filled > 0) await flush();
   if (start !== entry.size) throw new Error(`${file.name} changed while it was being sent.`);
 }

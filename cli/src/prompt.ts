@@ -19,9 +19,13 @@ export async function ask(question: string): Promise<string> {
 
 /** All of stdin, trimmed (for `valise login < key.txt`). */
 export async function readStdin(): Promise<string> {
+  return (await stdinText()).trim();
+}
+
+async function stdinText(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').trim();
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -48,8 +52,5 @@ export async function withMfa<T>(
  */
 export async function passwordFrom(flag: string | undefined): Promise<string | undefined> {
   if (flag !== '-') return flag;
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const [line = ''] = Buffer.concat(chunks).toString('utf8').split(/\r?\n/);
-  return line;
+  return (await stdinText()).split(/\r?\n/)[0] ?? '';
 }

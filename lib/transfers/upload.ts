@@ -139,20 +139,15 @@ async function streamParts(services: Services, transfer: TransferRow, file: File
     );
   }
   await pipeline(body, ...(stages.length > 0 ? stages : [new PassThrough()]), writer);
-  if (end < file.size) {
-    // One chunk of several: its parts are committed, the file waits for the next chunk.
-    const stored = await createTransferQueries(services.db).file(file.id);
-    if (!stored) throw new Error(`file ${file.id} vanished`);
-    return { ...presentFile(stored), upload_offset: end };
+  // A chunk that ends before the file does leaves its parts committed and the file waiting for the next.
+  if (end === file.size) {
+    await objects.completeMultipart(file.object_key, multipartId, parts);
+    await uploads.complete(file.id, hash ? hash.digest('hex') : null);
+    await services.transfers.fileUploaded(transfer.id, file.id);
   }
-
-  await objects.completeMultipart(file.object_key, multipartId, parts);
-  const sha256 = hash ? hash.digest('hex') : null;
-  await uploads.complete(file.id, sha256);
-  await services.transfers.fileUploaded(transfer.id, file.id);
-  const done = await createTransferQueries(services.db).file(file.id);
-  if (!done) throw new Error(`file ${file.id} vanished`);
-  return { ...presentFile(done), upload_offset: done.size };
+  const stored = await createTransferQueries(services.db).file(file.id);
+  if (!stored) throw new Error(`file ${file.id} vanished`);
+  return { ...presentFile(stored), upload_offset: end };
 }
 
 function hashing(hash: ReturnType<typeof createHash>): Transform {

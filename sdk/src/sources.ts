@@ -53,3 +53,32 @@ export function countBytes(onBytes: (count: number) => void): TransformStream<Ui
     },
   });
 }
+
+/**
+ * The stream's bytes in pieces of `size` (the last may be shorter). Each piece is a view of one
+ * reused buffer, so memory holds one piece: finish with it before asking for the next.
+ */
+export async function* chunksOf(stream: ReadableStream<Uint8Array>, size: number): AsyncGenerator<Uint8Array> {
+  if (!(size > 0)) throw new RangeError(`chunk size ${size} is not positive`);
+  const buffer = new Uint8Array(size);
+  let filled = 0;
+  const reader = stream.getReader();
+  try {
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      const bytes = read.value;
+      for (let at = 0; at < bytes.length; ) {
+        const n = Math.min(size - filled, bytes.length - at);
+        buffer.set(bytes.subarray(at, at + n), filled);
+        filled += n;
+        at += n;
+        if (filled === size) {
+          yield buffer;
+          filled = 0;
+        }
+      }
+    }
+    if (filled > 0) yield buffer.subarray(0, filled);
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}

@@ -1,7 +1,7 @@
 import { type HttpClient, sleep } from './client.ts';
 import { createEncryptStream, HEADER_SIZE, TAG_SIZE } from './crypto/val1.ts';
 import { ConflictError, ConnectionError, ServerError, ValiseError } from './errors.ts';
-import { countBytes, type FileSource, skipBytes } from './sources.ts';
+import { chunksOf, countBytes, type FileSource, skipBytes } from './sources.ts';
 
 // One file's upload: a streamed PUT to its upload URL, resumed after an
 // interruption by asking the URL how many bytes it stored (`Upload-Offset`)
@@ -76,37 +76,21 @@ async function putFrom(
   onBytes: (sent: number) => void,
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  const body = bodyFrom(target, source, offset);
   const chunkBytes = http.uploadChunkBytes;
-  if (chunkBytes === null)
-    return putRange(http, target, body.pipeThrough(countBytes(onBytes)), offset, target.size, signal);
+  if (chunkBytes === null) {
+    const body = bodyFrom(target, source, offset).pipeThrough(countBytes(onBytes));
+    return putRange(http, target, body, offset, target.size, signal);
+  }
+  // An empty file is one empty PUT.
+  if (offset === target.size) return putRange(http, target, new Uint8Array(0), offset, offset, signal);
   // One part-aligned chunk at a time, each committed by the server: an interruption loses at most
   // the chunk in flight, and memory holds one chunk whatever the file's size.
-  const buffer = new Uint8Array(Math.min(chunkBytes, target.size - offset));
   let start = offset;
-  let filled = 0;
-  const flush = async () => {
-    await putRange(http, target, buffer.subarray(0, filled), start, start + filled, signal);
-    onBytes(filled);
-    start += filled;
-    filled = 0;
-  };
-  const reader = body.getReader();
-  try {
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      const bytes = read.value;
-      for (let at = 0; at < bytes.length; ) {
-        const n = Math.min(buffer.length - filled, bytes.length - at);
-        buffer.set(bytes.subarray(at, at + n), filled);
-        filled += n;
-        at += n;
-        if (filled === buffer.length) await flush();
-      }
-    }
-    // The last chunk, or the one empty PUT of an empty file.
-    if (filled > 0 || start === 0) await flush();
-  } finally {
-    await reader.cancel().catch(() => undefined);
+  const body = bodyFrom(target, source, offset);
+  for await (const chunk of chunksOf(body, Math.min(chunkBytes, target.size - offset))) {
+    await putRange(http, target, chunk, start, start + chunk.length, signal);
+    onBytes(chunk.length);
+    start += chunk.length;
   }
 }
 
