@@ -34,6 +34,8 @@ export type UploadOptions = {
 export async function uploadFile(http: HttpClient, target: UploadTarget, source: FileSource, options: UploadOptions) {
   const maxResumes = options.maxResumes ?? 3;
   let askOffset = options.resume;
+  let resumes = 0;
+  let busyWaits = 0;
   for (let attempt = 0; ; attempt++) {
     try {
       const offset = askOffset ? await storedOffset(http, target.url, options.signal) : 0;
@@ -41,12 +43,28 @@ export async function uploadFile(http: HttpClient, target: UploadTarget, source:
       await putFrom(http, target, source, offset, (sent) => options.onBytes(sent, offset, attempt), options.signal);
       return;
     } catch (error) {
-      if (!(error instanceof ValiseError) || !resumable(error) || attempt >= maxResumes) throw error;
+      if (!(error instanceof ValiseError) || !resumable(error)) throw error;
       askOffset = true;
-      // The server releases its upload lease once it notices the broken request; give it a moment.
-      await sleep(Math.min(8000, 250 * 2 ** attempt), options.signal);
+      // The server still holds the lease of a request that broke off (a killed process, a cut
+      // connection) until it notices, which takes longer on a busy server: wait for it, apart from
+      // the resume budget.
+      if (uploadInProgress(error) && busyWaits < BUSY_WAITS) {
+        busyWaits++;
+        await sleep(1000, options.signal);
+        continue;
+      }
+      if (resumes >= maxResumes) throw error;
+      await sleep(Math.min(8000, 250 * 2 ** resumes++), options.signal);
     }
   }
+}
+
+/** How many seconds an upload waits for the server to let go of an earlier request's lease. */
+const BUSY_WAITS = 30;
+
+/** 409 without an offset to resume from: another request (or a dead one) holds the upload. */
+function uploadInProgress(error: ValiseError): boolean {
+  return error instanceof ConflictError && error.body.upload_offset === undefined;
 }
 
 function resumable(error: ValiseError): boolean {
