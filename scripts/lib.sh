@@ -95,3 +95,26 @@ require_machine_services() {
   port_open 5432 || die "PostgreSQL is not listening on 127.0.0.1:5432 (start it first)"
   port_open 6379 || die "Redis is not listening on 127.0.0.1:6379 (start it first)"
 }
+
+# export_test_env <database> <task queue>: the environment of a test run against
+# the loaded profile's stack. The app defaults to the dev profile; nothing a
+# developer exported for dev may leak into a test run.
+export_test_env() {
+  unset API_HOST API_PORT PUBLIC_BASE_URL DATABASE_URL REDIS_URL REDIS_PREFIX \
+    TEMPORAL_ADDRESS TEMPORAL_NAMESPACE TEMPORAL_TASK_QUEUE S3_ENDPOINT S3_REGION \
+    S3_BUCKET S3_ACCESS_KEY_ID S3_SECRET_ACCESS_KEY CLAMD_HOST CLAMD_PORT \
+    SMTP_HOST SMTP_PORT MAIL_UI_PORT VALISE_SECRET NODE_ENV
+  export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$1"
+  export TEMPORAL_ADDRESS="127.0.0.1:$PORT_TEMPORAL"
+  export S3_ENDPOINT="http://127.0.0.1:$PORT_MINIO"
+  export CLAMD_PORT=$PORT_CLAMD SMTP_PORT=$PORT_SMTP MAIL_UI_PORT=$PORT_MAIL_UI
+  export REDIS_PREFIX="$2:" TEMPORAL_TASK_QUEUE="$2"
+  export NODE_ENV=test VALISE_PROFILE=$PROFILE
+  # Webhooks in tests: local receivers only (WEBHOOK_HOSTS resolves the one test
+  # name to loopback and nothing else, so no packet leaves the machine), a
+  # retry schedule of 35 s instead of a day, and disabling after 20 s of failure.
+  export WEBHOOK_ALLOW_PRIVATE_TARGETS=true WEBHOOK_HOSTS=hooks.valise.test=127.0.0.1 \
+    WEBHOOK_TIMEOUT_MS=5000 WEBHOOK_RETRY_SCHEDULE=1s,1s,2s,2s,3s,5s,8s,13s WEBHOOK_DISABLE_AFTER=20s
+  # The HTTPS test receiver's self-signed certificate (test/fixtures/tls).
+  export NODE_EXTRA_CA_CERTS="$ROOT/test/fixtures/tls/cert.pem"
+}

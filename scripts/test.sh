@@ -65,25 +65,7 @@ if command -v redis-cli >/dev/null; then
     0 'valise-test:*' >/dev/null
 fi
 
-# The app defaults to the dev profile; nothing a developer exported for dev
-# may leak into the test run.
-unset API_HOST API_PORT PUBLIC_BASE_URL DATABASE_URL REDIS_URL REDIS_PREFIX \
-  TEMPORAL_ADDRESS TEMPORAL_NAMESPACE TEMPORAL_TASK_QUEUE S3_ENDPOINT S3_REGION \
-  S3_BUCKET S3_ACCESS_KEY_ID S3_SECRET_ACCESS_KEY CLAMD_HOST CLAMD_PORT \
-  SMTP_HOST SMTP_PORT MAIL_UI_PORT VALISE_SECRET NODE_ENV
-export DATABASE_URL=postgres://postgres@127.0.0.1:5432/valise_test
-export TEMPORAL_ADDRESS="127.0.0.1:$PORT_TEMPORAL"
-export S3_ENDPOINT="http://127.0.0.1:$PORT_MINIO"
-export CLAMD_PORT=$PORT_CLAMD SMTP_PORT=$PORT_SMTP MAIL_UI_PORT=$PORT_MAIL_UI
-export REDIS_PREFIX=valise-test: TEMPORAL_TASK_QUEUE=valise-test
-export NODE_ENV=test VALISE_PROFILE=test
-# Webhooks in tests: local receivers only (WEBHOOK_HOSTS resolves the one test
-# name to loopback and nothing else, so no packet leaves the machine), a
-# retry schedule of 35 s instead of a day, and disabling after 20 s of failure.
-export WEBHOOK_ALLOW_PRIVATE_TARGETS=true WEBHOOK_HOSTS=hooks.valise.test=127.0.0.1 \
-  WEBHOOK_TIMEOUT_MS=5000 WEBHOOK_RETRY_SCHEDULE=1s,1s,2s,2s,3s,5s,8s,13s WEBHOOK_DISABLE_AFTER=20s
-# The HTTPS test receiver's self-signed certificate (test/fixtures/tls).
-export NODE_EXTRA_CA_CERTS="$ROOT/test/fixtures/tls/cert.pem"
+export_test_env valise_test valise-test
 
 log "test: migrating"
 npm run -s migrate
