@@ -27,6 +27,7 @@ export type TransferActivityDeps = {
 };
 
 type ScanOutcome = 'clean' | 'infected' | 'too_large' | 'skipped';
+type ApprovalStatus = TransferRow['approval_status'];
 
 // Every activity here is idempotent: state changes are guarded UPDATEs that
 // match once, object deletions succeed on missing objects, and a rescan
@@ -98,8 +99,16 @@ export function createTransferActivities(deps: TransferActivityDeps) {
         uploadDeadline: transfer.upload_deadline.toISOString(),
         expiresAt: transfer.expires_at.toISOString(),
         approvalRequired: transfer.approval_required,
+        approvalStatus: transfer.approval_status,
+        // How often a transfer waiting for a decision looks at it again, in case a signal was lost.
+        approvalRecheckMs: deps.config.transfers.approvalRecheckMs,
         recipient: transfer.recipient,
       };
+    },
+
+    /** The persisted approval decision: the workflow's signal only says when to look. */
+    async approvalState(transferId: string): Promise<ApprovalStatus> {
+      return (await mustLoad(transferId)).approval_status;
     },
 
     async beginScan(transferId: string): Promise<void> {
@@ -177,7 +186,8 @@ export function createTransferActivities(deps: TransferActivityDeps) {
         if (!active) return;
         await record(tx, active, 'transfer.scanned', { scan_status: scanStatus });
         if (scanStatus === 'clean') await record(tx, active, 'transfer.scan_clean');
-        if (active.approval_required) await record(tx, active, 'transfer.approval_requested');
+        // A decision taken while it uploaded or scanned stands: there is nothing left to request.
+        if (active.approval_status === 'pending') await record(tx, active, 'transfer.approval_requested');
         await audit(tx, active, 'transfer.activated', { scan_status: scanStatus });
       });
       return 'active';
@@ -212,6 +222,7 @@ export function createTransferActivities(deps: TransferActivityDeps) {
       }
     },
 
+    /** Mails the transfer's owner its current decision (nothing while it is pending). */
     async notifyApprovalDecision(transferId: string): Promise<void> {
       const transfer = await mustLoad(transferId);
       const owner = await createWorkspaceQueries(db).findUser(transfer.workspace_id, transfer.user_id);
@@ -226,9 +237,11 @@ export function createTransferActivities(deps: TransferActivityDeps) {
       );
     },
 
+    /** Mails the recipient the share link, only while the transfer is active and, if it needs approval, approved. */
     async notifyRecipient(transferId: string): Promise<void> {
       const transfer = await mustLoad(transferId);
       if (!transfer.recipient || transfer.status !== 'active') return;
+      if (transfer.approval_required && transfer.approval_status !== 'approved') return;
       const files = await transfers.files(transferId);
       const sender = await createWorkspaceQueries(db).findUser(transfer.workspace_id, transfer.user_id);
       await send(

@@ -78,6 +78,8 @@ const schema = z
     MASTER_KEY_ID: z.string().optional(),
     TRANSFER_MAX_FILE_BYTES: positive.default(20 * GiB),
     TRANSFER_MAX_FILES: positive.default(100),
+    // A transfer waiting for approval re-reads its decision this often, in case the API's signal was lost.
+    TRANSFER_APPROVAL_RECHECK: duration.prefault('1h'),
     TRANSFER_MAX_EXPIRY_HOURS: z.coerce
       .number()
       .positive()
@@ -180,6 +182,7 @@ function toConfig(env: z.infer<typeof schema>) {
       uploadWindowHours: env.UPLOAD_WINDOW_HOURS,
       downloadLinkSeconds: env.DOWNLOAD_LINK_SECONDS,
       passwordAttemptsPer15Min: env.PASSWORD_ATTEMPTS_PER_15_MIN,
+      approvalRecheckMs: env.TRANSFER_APPROVAL_RECHECK,
     },
   };
 }

@@ -1,4 +1,4 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, condition, defineSignal, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createTransferActivities } from '../activities/transfers.ts';
 
 type Activities = ReturnType<typeof createTransferActivities>;
@@ -48,53 +48,110 @@ export async function transferLifecycle(input: { transferId: string }): Promise<
   const plan = await firstLook.loadTransferPlan(transferId);
   const uploaded = new Set(plan.uploadedFileIds);
   let revoked = false;
-  let decision: 'approved' | 'rejected' | null = null;
+  // Approval decisions live in the database, taken whenever the API is asked;
+  // a signal only says "look again", so one that comes early, or never, loses nothing.
+  let decisionsSignalled = 0;
   let expiresAt = Date.parse(plan.expiresAt);
+  let phase: Phase = 'preparing';
   setHandler(fileUploadedSignal, (fileId) => {
     uploaded.add(fileId);
   });
   setHandler(revokedSignal, () => {
     revoked = true;
   });
-  setHandler(approvalDecidedSignal, (value) => {
-    decision = value;
+  setHandler(approvalDecidedSignal, () => {
+    decisionsSignalled++;
   });
   setHandler(expiryExtendedSignal, (iso) => {
     expiresAt = Math.max(expiresAt, Date.parse(iso));
   });
 
-  const allUploaded = () => plan.fileIds.every((id) => uploaded.has(id));
-  const inTime = await condition(() => allUploaded() || revoked, msUntil(Date.parse(plan.uploadDeadline)));
-  if (revoked) return end('revoked');
-  if (!inTime) {
-    await storage.endTransfer(transferId, 'deleted', 'upload_incomplete');
-    return 'upload_incomplete';
+  // The approval circuit runs beside the transfer's life, from creation to end.
+  const approval = plan.approvalRequired ? followApproval() : undefined;
+  try {
+    return await live();
+  } finally {
+    phase = 'ended';
+    await approval;
   }
 
-  await storage.beginScan(transferId);
-  for (const fileId of plan.fileIds) await scanning.scanFile(fileId);
-  const outcome = await storage.settleScan(transferId);
-  if (outcome === 'infected') return 'infected';
-  if (revoked) return end('revoked');
+  async function live(): Promise<string> {
+    const allUploaded = () => plan.fileIds.every((id) => uploaded.has(id));
+    const inTime = await condition(() => allUploaded() || revoked, msUntil(Date.parse(plan.uploadDeadline)));
+    if (revoked) return end('revoked');
+    if (!inTime) {
+      await storage.endTransfer(transferId, 'deleted', 'upload_incomplete');
+      return 'upload_incomplete';
+    }
 
-  if (plan.approvalRequired) {
-    await mail.requestApproval(transferId);
-    await condition(() => decision !== null || revoked || Date.now() >= expiresAt, msUntil(expiresAt));
-    if (decision !== null) await mail.notifyApprovalDecision(transferId);
-  }
-  if (plan.recipient && (!plan.approvalRequired || decision === 'approved') && !revoked) {
-    await mail.notifyRecipient(transferId);
-  }
+    await storage.beginScan(transferId);
+    for (const fileId of plan.fileIds) await scanning.scanFile(fileId);
+    const outcome = await storage.settleScan(transferId);
+    if (outcome === 'infected') return 'infected';
+    if (revoked) return end('revoked');
+    if (outcome === 'active') phase = 'active';
 
-  // Sleep until expiry; an extension moves the deadline, so look again when the timer fires.
-  while (!revoked && Date.now() < expiresAt) {
-    await condition(() => revoked, msUntil(expiresAt));
+    if (plan.recipient && !plan.approvalRequired) await bestEffort(() => mail.notifyRecipient(transferId));
+
+    // Sleep until expiry; an extension moves the deadline, so look again when the timer fires.
+    while (!revoked && Date.now() < expiresAt) {
+      await condition(() => revoked, msUntil(expiresAt));
+    }
+    return revoked ? end('revoked') : end('expired');
   }
-  return revoked ? end('revoked') : end('expired');
 
   async function end(how: 'revoked' | 'expired'): Promise<string> {
     await storage.endTransfer(transferId, how === 'expired' ? 'expired' : 'deleted', how);
     return how;
+  }
+
+  /**
+   * Tells the owner each decision as it is taken, asks for one when the
+   * transfer becomes active undecided, and mails the recipient the link once
+   * it is both active and approved. Reads the persisted decision at the start,
+   * on activation, on each signal, and every `approvalRecheckMs` while pending.
+   */
+  async function followApproval(): Promise<void> {
+    let status = plan.approvalStatus;
+    let seenPhase: Phase = phase;
+    let seenSignals = decisionsSignalled;
+    let told: string | null = null;
+    let asked = false;
+    let linked = false;
+    for (;;) {
+      if ((status === 'approved' || status === 'rejected') && status !== told) {
+        told = status;
+        await bestEffort(() => mail.notifyApprovalDecision(transferId));
+      }
+      if (seenPhase === 'active') {
+        if (status === 'pending' && !asked) await bestEffort(() => mail.requestApproval(transferId));
+        asked = true;
+        if (status === 'approved' && plan.recipient && !linked) {
+          linked = true;
+          await bestEffort(() => mail.notifyRecipient(transferId));
+        }
+      }
+      if (seenPhase === 'ended') return;
+      const woken = () => decisionsSignalled !== seenSignals || phase !== seenPhase;
+      if (status === 'pending' && seenPhase === 'active') await condition(woken, plan.approvalRecheckMs);
+      else await condition(woken);
+      seenSignals = decisionsSignalled;
+      seenPhase = phase;
+      if (seenPhase === 'ended') return;
+      status = await storage.approvalState(transferId);
+    }
+  }
+}
+
+type Phase = 'preparing' | 'active' | 'ended';
+
+/** Mail is best effort: once its retries are spent, the transfer goes on without it. */
+async function bestEffort(send: () => Promise<unknown>): Promise<void> {
+  try {
+    await send();
+  } catch (error) {
+    if (!(error instanceof ActivityFailure)) throw error;
+    log.warn('mail not sent', { error: error.message });
   }
 }
 

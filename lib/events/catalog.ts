@@ -287,13 +287,13 @@ export const EVENT_CATALOG = [
   ),
   event(
     'transfer.approval_requested',
-    'A transfer that requires approval became active and waits for a decision (`POST /v1/transfers/{id}/approve`).',
+    'A transfer that requires approval became active with no decision yet and waits for one (`POST /v1/transfers/{id}/approve`). Not emitted when the decision was taken while it uploaded or scanned.',
     { transfer },
     EMITTED,
   ),
   event(
     'transfer.approved',
-    'A transfer in the approval circuit was approved; it can now be downloaded.',
+    'A transfer in the approval circuit was approved, at any point of its life; it can be downloaded once active.',
     { transfer, approved_by: uuid('User id of the deciding caller.'), note: nullable(str('The approval note.')) },
     EMITTED,
   ),

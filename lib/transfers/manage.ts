@@ -78,7 +78,8 @@ export async function decideApproval(
     });
     return decided;
   });
-  // The workflow mails the owner and, once approved, the recipient; a missed signal must not undo the decision.
+  // The decision is committed: the workflow reads it from the database (at activation, and every
+  // TRANSFER_APPROVAL_RECHECK while pending). The signal only wakes it early, so a failed one loses nothing.
   await services.transfers.approvalDecided(id, input.decision).catch(() => {});
   return presentTransfer(services.config, row, await createTransferQueries(services.db).files(id));
 }

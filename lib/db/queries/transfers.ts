@@ -109,11 +109,12 @@ export function createTransferQueries(db: CommonQueryMethods) {
     async insert(transfer: NewTransfer): Promise<TransferRow> {
       return db.one(sql.type(transferRow)`
         INSERT INTO transfers AS t (workspace_id, environment, user_id, short_code, transfer_title, status_reason,
-          encryption_mode, expires_at, upload_deadline, max_downloads, password_hash, recipient, approval_required)
+          encryption_mode, expires_at, upload_deadline, max_downloads, password_hash, recipient, approval_required,
+          approval_status)
         VALUES (${transfer.workspaceId}, ${transfer.environment}, ${transfer.userId}, ${transfer.shortCode},
           ${transfer.title}, 'uploading', ${transfer.encryptionMode}, ${sql.timestamp(transfer.expiresAt)},
           ${sql.timestamp(transfer.uploadDeadline)}, ${transfer.maxDownloads}, ${transfer.passwordHash},
-          ${transfer.recipient}, ${transfer.approvalRequired})
+          ${transfer.recipient}, ${transfer.approvalRequired}, ${transfer.approvalRequired ? 'pending' : null})
         RETURNING ${transferColumns}`);
     },
 
@@ -216,11 +217,15 @@ export function createTransferQueries(db: CommonQueryMethods) {
       return ended;
     },
 
+    /**
+     * Makes a scanned transfer downloadable. An approval decision taken before
+     * (while uploading or scanning) stands: only a transfer still undecided is pending.
+     */
     async activate(id: string, scanStatus: string): Promise<TransferRow | null> {
       return db.maybeOne(sql.type(transferRow)`
         UPDATE transfers t
         SET status = 'active', status_reason = NULL, scan_status = ${scanStatus}, activated_at = ms_now(),
-            approval_status = CASE WHEN t.approval_required THEN 'pending' ELSE NULL END
+            approval_status = CASE WHEN t.approval_required THEN COALESCE(t.approval_status, 'pending') END
         WHERE t.id = ${id} AND t.status = 'scanning'
         RETURNING ${transferColumns}`);
     },
