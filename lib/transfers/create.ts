@@ -3,6 +3,7 @@ import type { Caller } from '../api-keys/present.ts';
 import { hashPassword } from '../crypto/password.ts';
 import { randomBase62 } from '../crypto/secrets.ts';
 import { signToken } from '../crypto/signed-token.ts';
+import type { Tenant } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
 import { apiError } from '../errors.ts';
@@ -33,20 +34,6 @@ export async function createTransfer(services: Services, caller: Caller, input: 
   const mode = input.encryption_mode ?? 'server';
   checkLimits(limits, mode, input);
 
-  const queries = createTransferQueries(services.db);
-  if (limits.transfersPerDay !== null) {
-    const recent = await queries.countCreatedSince(tenant, new Date(Date.now() - 24 * HOUR_MS));
-    if (recent >= limits.transfersPerDay) {
-      throw apiError(
-        'rate_limited',
-        `Sandbox workspaces may create ${limits.transfersPerDay} transfers per 24 hours.`,
-        {
-          headers: { 'Retry-After': '3600' },
-        },
-      );
-    }
-  }
-
   const now = Date.now();
   const expiresAt = new Date(now + (input.expires_in_hours ?? limits.defaultExpiryHours) * HOUR_MS);
   const uploadWindow = new Date(now + config.transfers.uploadWindowHours * HOUR_MS);
@@ -55,6 +42,7 @@ export async function createTransfer(services: Services, caller: Caller, input: 
 
   const { transfer, files } = await services.db.transaction(async (tx) => {
     const transfers = createTransferQueries(tx);
+    if (limits.transfersPerDay !== null) await checkDailyQuota(transfers, tenant, limits.transfersPerDay);
     const transfer = await transfers.insert({
       ...tenant,
       userId: caller.userId,
@@ -102,6 +90,21 @@ export async function createTransfer(services: Services, caller: Caller, input: 
     upload_urls: files.map((file) => uploadUrlFor(services, transfer, file)),
     share_url: shareUrl(config, transfer.short_code),
   };
+}
+
+/**
+ * The rolling 24-hour quota, counted under a lock held until the creating
+ * transaction ends: concurrent creates of one workspace and environment take
+ * turns, so each counts the ones committed before it and the quota holds.
+ */
+async function checkDailyQuota(transfers: ReturnType<typeof createTransferQueries>, tenant: Tenant, perDay: number) {
+  await transfers.lockQuota(tenant);
+  const recent = await transfers.countCreatedSince(tenant, new Date(Date.now() - 24 * HOUR_MS));
+  if (recent >= perDay) {
+    throw apiError('rate_limited', `Sandbox workspaces may create ${perDay} transfers per 24 hours.`, {
+      headers: { 'Retry-After': '3600' },
+    });
+  }
 }
 
 /** One upload_urls entry: a signed, single-file URL that needs no API key (docs/transfers.md). */

@@ -198,6 +198,17 @@ export function createTransferQueries(db: CommonQueryMethods) {
         LIMIT ${window.fetch} OFFSET ${window.offset}`);
     },
 
+    /**
+     * Serialises quota checks of one workspace and environment until the
+     * transaction ends (a transaction-level advisory lock: released by commit
+     * or rollback, never left behind).
+     */
+    async lockQuota(tenant: Tenant): Promise<void> {
+      const key = `${tenant.workspaceId}:${tenant.environment}`;
+      await db.one(sql.type(z.object({ locked: z.literal(true) }))`
+        SELECT true AS locked FROM (SELECT pg_advisory_xact_lock(hashtext('transfer-quota'), hashtext(${key}))) AS lock`);
+    },
+
     async countCreatedSince(tenant: Tenant, since: Date): Promise<number> {
       return db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`
         SELECT count(*) AS count FROM transfers
