@@ -104,6 +104,8 @@ export type TransferFilters = {
   archived?: boolean | undefined;
 };
 
+const isUuid = (value: string) => z.uuid().safeParse(value).success;
+
 export function createTransferQueries(db: CommonQueryMethods) {
   return {
     async insert(transfer: NewTransfer): Promise<TransferRow> {
@@ -142,6 +144,8 @@ export function createTransferQueries(db: CommonQueryMethods) {
 
     /** By id alone: for workers and signed links that already prove which transfer they mean. */
     async findById(id: string): Promise<TransferRow | null> {
+      // Ids from a token's payload are unchecked strings: what is not a uuid names nothing.
+      if (!isUuid(id)) return null;
       return db.maybeOne(sql.type(transferRow)`SELECT ${transferColumns} FROM transfers t WHERE t.id = ${id}`);
     },
 
@@ -176,6 +180,7 @@ export function createTransferQueries(db: CommonQueryMethods) {
     },
 
     async file(fileId: string): Promise<FileRow | null> {
+      if (!isUuid(fileId)) return null;
       return db.maybeOne(sql.type(fileRow)`SELECT ${fileColumns} FROM transfer_files f WHERE f.id = ${fileId}`);
     },
 
