@@ -29,6 +29,15 @@ export async function resolveUpload(services: Services, token: string): Promise<
   const queries = createTransferQueries(services.db);
   const [transfer, file] = await Promise.all([queries.findById(check.data.t ?? ''), queries.file(check.data.f ?? '')]);
   if (!transfer || !file || file.transfer_id !== transfer.id) throw apiError('not_found', 'No such upload URL.');
+  // An ended transfer's URLs are dead, whatever their files' state: 410 is final for clients
+  // (a 409 would have them wait and retry), and nothing is stored or signalled.
+  if (transfer.status === 'expired' || transfer.status === 'deleted') {
+    const reason = transfer.status === 'expired' ? 'expired' : (transfer.status_reason ?? 'revoked');
+    throw apiError('not_found', `This transfer has ended (${reason}) and accepts no uploads.`, {
+      status: 410,
+      details: { reason },
+    });
+  }
   return { transfer, file };
 }
 
