@@ -7,7 +7,7 @@ import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto/key-wrap.ts';
 import { createAuditQueries } from '../lib/db/queries/audit.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
-import { createTransferQueries, type TransferRow } from '../lib/db/queries/transfers.ts';
+import { createTransferQueries, type ScanStatus, type TransferRow } from '../lib/db/queries/transfers.ts';
 import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { approvalDecisionMail, approvalRequestMail, shareLinkMail } from '../lib/mail/templates.ts';
@@ -15,7 +15,7 @@ import type { Scanner } from '../lib/scan/clamd.ts';
 import type { ObjectStore } from '../lib/storage/object-store.ts';
 import { openContent } from '../lib/transfers/content.ts';
 import { eventView } from '../lib/transfers/create.ts';
-import { shareUrl } from '../lib/transfers/present.ts';
+import { scanWarning, shareUrl } from '../lib/transfers/present.ts';
 
 export type TransferActivityDeps = {
   config: Config;
@@ -152,7 +152,9 @@ export function createTransferActivities(deps: TransferActivityDeps) {
       }
       if (result.status === 'error') throw new Error(`clamd: ${result.message}`);
       const signature = result.status === 'infected' ? result.signature : null;
-      await transfers.recordFileScan(file.id, { sha256, scanStatus: result.status, signature });
+      // Past clamd's limits nothing is known of the content: say it was not scanned, never that it is clean.
+      const scanStatus = result.status === 'too_large' ? 'not_scanned_too_large' : result.status;
+      await transfers.recordFileScan(file.id, { sha256, scanStatus, signature });
       return result.status;
     },
 
@@ -176,16 +178,24 @@ export function createTransferActivities(deps: TransferActivityDeps) {
         await destroyContent(transferId);
         return 'infected';
       }
-      const scanStatus = statuses.has('too_large')
-        ? 'too_large'
-        : transfer.encryption_mode === 'e2e'
-          ? 'not_scanned_e2e'
-          : 'clean';
+      // Files too large for clamd do not hold the transfer back: it is activated, flagged
+      // `not_scanned_too_large`, and the recipient is warned (share view and mail).
+      const unscanned = files.filter((f) => f.scan_status === 'not_scanned_too_large');
+      const scanStatus: ScanStatus =
+        unscanned.length > 0
+          ? 'not_scanned_too_large'
+          : transfer.encryption_mode === 'e2e'
+            ? 'not_scanned_e2e'
+            : 'clean';
       await db.transaction(async (tx) => {
         const active = await createTransferQueries(tx).activate(transferId, scanStatus);
         if (!active) return;
         await record(tx, active, 'transfer.scanned', { scan_status: scanStatus });
         if (scanStatus === 'clean') await record(tx, active, 'transfer.scan_clean');
+        if (unscanned.length > 0) {
+          const unscannedFiles = unscanned.map((f) => ({ id: f.id, size: f.size }));
+          await record(tx, active, 'transfer.scan_too_large', { files: unscannedFiles });
+        }
         // A decision taken while it uploaded or scanned stands: there is nothing left to request.
         if (active.approval_status === 'pending') await record(tx, active, 'transfer.approval_requested');
         await audit(tx, active, 'transfer.activated', { scan_status: scanStatus });
@@ -253,6 +263,7 @@ export function createTransferActivities(deps: TransferActivityDeps) {
           expiresAt: transfer.expires_at,
           fileCount: files.length,
           totalBytes: files.reduce((sum, f) => sum + f.size, 0),
+          warning: scanWarning(transfer),
         }),
       );
     },

@@ -1,15 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { loadConfig } from '../lib/config.ts';
 import { ClamdUnavailableError, createScanner, interpretReply } from '../lib/scan/clamd.ts';
+import { findClamd, type PrivateClamd, startClamd } from './helpers/clamd.ts';
 
 // Against the test stack's clamd (CLAMD_PORT), which loads the signatures in
 // ops/clamav, plus a private clamd with a 1 MiB StreamMaxLength for the
@@ -187,7 +182,7 @@ limited(
   },
 );
 
-let started: Promise<{ scanner: ReturnType<typeof createScanner>; stop: () => Promise<void> }> | undefined;
+let started: Promise<PrivateClamd> | undefined;
 test.after.always(async () => {
   if (started) await (await started.catch(() => undefined))?.stop();
 });
@@ -195,58 +190,6 @@ test.after.always(async () => {
 function privateClamd() {
   started ??= startClamd(CLAMD ?? 'clamd');
   return started;
-}
-
-// Mirrors the clamd.conf that scripts/stack.sh writes, with a 1 MiB stream limit.
-async function startClamd(binary: string) {
-  const dir = await mkdtemp(join(tmpdir(), 'valise-clamd-'));
-  const port = await freePort();
-  const conf = join(dir, 'clamd.conf');
-  await writeFile(
-    conf,
-    [
-      'Foreground yes',
-      `TCPSocket ${port}`,
-      'TCPAddr 127.0.0.1',
-      `DatabaseDirectory ${fileURLToPath(new URL('../ops/clamav', import.meta.url))}`,
-      `PidFile ${join(dir, 'clamd.pid')}`,
-      `LogFile ${join(dir, 'clamd.log')}`,
-      `TemporaryDirectory ${dir}`,
-      'StreamMaxLength 1M',
-      'MaxFileSize 2M',
-      'MaxScanSize 4M',
-      '',
-    ].join('\n'),
-  );
-  const child: ChildProcess = spawn(binary, [`--config-file=${conf}`], { stdio: 'ignore' });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    await exited;
-    await rm(dir, { recursive: true, force: true });
-  };
-  const scanner = createScanner({ host: '127.0.0.1', port, timeoutMs: 10_000 });
-  const deadline = Date.now() + 60_000;
-  while (!(await scanner.ping())) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      const log = await readFile(join(dir, 'clamd.log'), 'utf8').catch(() => '');
-      await stop();
-      throw new Error(`private clamd did not start:\n${log.slice(-2000)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return { scanner, stop };
-}
-
-function findClamd(): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
-  for (const dir of dirs.filter(Boolean)) {
-    try {
-      accessSync(join(dir, 'clamd'), constants.X_OK);
-      return join(dir, 'clamd');
-    } catch {}
-  }
-  return undefined;
 }
 
 async function freePort(): Promise<number> {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
+import { gzipSync } from 'node:zlib';
 import Hapi from '@hapi/hapi';
 import test from 'ava';
 import { z } from 'zod';
@@ -329,6 +330,7 @@ function scenariosRun(): Promise<void> {
       endToEnd,
       approvals,
       infected,
+      tooLargeToScan,
       expiry,
       uploadIncomplete,
       failingWebhook,
@@ -436,6 +438,16 @@ async function infected() {
   const created = await createTransfer(api, ws.keys.live, { files: [{ name: 'eicar.com', size: EICAR.length }] });
   await put(created.upload_urls[0]?.url ?? '', Buffer.from(EICAR));
   await waitForTransfer(api, ws.keys.live, created.transfer.id, (tr) => tr.status === 'deleted');
+}
+
+async function tooLargeToScan() {
+  // Gzip inside gzip, 18 deep: past clamd's archive nesting limit (MaxRecursion, 17), so it cannot
+  // read the file whole (what a file past StreamMaxLength gives, without sending 1 GiB).
+  let nested = content(1024);
+  for (let depth = 0; depth < 18; depth++) nested = gzipSync(nested);
+  const created = await activeTransfer({}, nested);
+  const scanned = await ok(api.call('GET', `/v1/transfers/${created.transfer.id}`, { key: ws.keys.live }), 200);
+  if (scanned.body.scan_status !== 'not_scanned_too_large') throw new Error(`scan_status ${scanned.body.scan_status}`);
 }
 
 async function expiry() {
@@ -549,7 +561,12 @@ test('the rows cover each variant the schemas allow for', async (t) => {
   // Distinct values, sorted so the comparison ignores arrival order (null sorts as 'null').
   const values = async (type: string, pick: (data: any) => unknown) =>
     [...new Set((await rowsOf(type)).map((row) => pick(row.data)))].sort((a, b) => String(a).localeCompare(String(b)));
-  t.deepEqual(await values('transfer.scanned', (d) => d.scan_status), ['clean', 'infected', 'not_scanned_e2e']);
+  t.deepEqual(await values('transfer.scanned', (d) => d.scan_status), [
+    'clean',
+    'infected',
+    'not_scanned_e2e',
+    'not_scanned_too_large',
+  ]);
   t.deepEqual(await values('transfer.deleted', (d) => d.reason), ['revoked', 'upload_incomplete']);
   t.deepEqual(await values('transfer.e2e_created', (d) => d.transfer.encryption_mode), ['e2e']);
   t.deepEqual(await values('transfer.approved', (d) => d.note), ['Checked']);

@@ -267,8 +267,8 @@ export const EVENT_CATALOG = [
     {
       transfer,
       scan_status: oneOf(
-        ['clean', 'infected', 'too_large', 'not_scanned_e2e'],
-        'The verdict: `too_large` when a file exceeds what the scanner reads; `not_scanned_e2e` for ciphertext.',
+        ['clean', 'infected', 'not_scanned_too_large', 'not_scanned_e2e'],
+        'The verdict: `not_scanned_too_large` when a file exceeds what the scanner reads (the transfer is active, with a warning); `not_scanned_e2e` for ciphertext.',
       ),
     },
     EMITTED,
@@ -277,6 +277,18 @@ export const EVENT_CATALOG = [
     'transfer.scan_clean',
     'The scan found nothing and the transfer became `active`. Fires after `transfer.scanned` when the verdict is `clean`.',
     { transfer },
+    EMITTED,
+  ),
+  event(
+    'transfer.scan_too_large',
+    'Some files were too large for the malware scanner to read whole: the transfer became `active` with `scan_status` `not_scanned_too_large`, and its recipient is warned. Fires after `transfer.scanned`.',
+    {
+      transfer,
+      files: list(
+        object({ id: uuid('The file id.'), size: int('Its size in bytes.', { minimum: 0 }) }),
+        'The files that were not scanned.',
+      ),
+    },
     EMITTED,
   ),
   event(

@@ -18,6 +18,8 @@ export type ShareLinkMailInput = {
   totalBytes: number;
   /** The sender's note to the recipient. */
   message?: string | null | undefined;
+  /** A caution about the content, such as files too large to be scanned for malware. */
+  warning?: string | null | undefined;
 };
 
 export function shareLinkMail(input: ShareLinkMailInput): MailMessage {
@@ -27,12 +29,14 @@ export function shareLinkMail(input: ShareLinkMailInput): MailMessage {
   const files = `${input.fileCount} ${input.fileCount === 1 ? 'file' : 'files'}, ${formatBytes(input.totalBytes)}`;
   const expires = formatDate(input.expiresAt);
   const message = multiLine(input.message);
+  const warning = input.warning ? singleLine(input.warning, 300) : '';
   return {
     to: mailbox(input.to),
     subject: subject(`${sender} sent you “${title}”`),
     text: [
       `${sender} sent you “${title}” with Valise: ${files}.`,
       ...(message ? ['', `Their message:`, quoteText(message)] : []),
+      ...(warning ? ['', `Warning: ${warning}`] : []),
       '',
       `Download: ${url}`,
       '',
@@ -42,6 +46,7 @@ export function shareLinkMail(input: ShareLinkMailInput): MailMessage {
     html: page(title, [
       `<p><strong>${escapeHtml(sender)}</strong> sent you <strong>“${escapeHtml(title)}”</strong> with Valise: ${escapeHtml(files)}.</p>`,
       message ? `<p>Their message:</p>${quoteHtml(message)}` : '',
+      warning ? `<p><strong>Warning:</strong> ${escapeHtml(warning)}</p>` : '',
       `<p><a href="${escapeHtml(url)}">Download the files</a></p>`,
       `<p>Or copy this link: ${escapeHtml(url)}</p>`,
       `<p>The link expires on ${escapeHtml(expires)}.</p>`,

@@ -5,6 +5,16 @@ export function shareUrl(config: Config, shortCode: string): string {
   return `${config.api.publicBaseUrl}/t/${shortCode}`;
 }
 
+/**
+ * What a recipient is told about content the malware scan could not read
+ * (docs/transfers.md, "Files too large to scan"); null when there is nothing to say.
+ */
+export function scanWarning(transfer: Pick<TransferRow, 'scan_status'>): string | null {
+  return transfer.scan_status === 'not_scanned_too_large'
+    ? 'Some of these files were too large to be checked for malware. Open them only if you trust the sender.'
+    : null;
+}
+
 export function presentFile(file: FileRow) {
   return {
     id: file.id,

@@ -8,6 +8,7 @@ import { type ByteRange, contentDisposition, parseRange } from '../http/range.ts
 import type { Services } from '../services.ts';
 import { ContentDestroyedError, openContent } from './content.ts';
 import { eventView } from './create.ts';
+import { scanWarning } from './present.ts';
 
 // What a recipient holding a share link can do: see the transfer, unlock it
 // with its password, obtain short-lived download links, and download.
@@ -79,6 +80,7 @@ export function presentShared(transfer: TransferRow, files: readonly FileRow[]) 
     available: blocked === null,
     blocked_reason: blocked,
     message: blocked ? MESSAGES[blocked] : null,
+    scan_warning: scanWarning(transfer),
     encryption_mode: transfer.encryption_mode,
     password_required: transfer.password_hash !== null,
     expires_at: transfer.expires_at,

@@ -25,6 +25,10 @@ export const sharedTransfer = Joi.object({
     .allow(null)
     .required(),
   message: Joi.string().allow(null).required(),
+  scan_warning: Joi.string()
+    .allow(null)
+    .required()
+    .description('Set when files were too large to be scanned for malware: a warning to show the recipient.'),
   encryption_mode: Joi.string().valid('server', 'e2e').required(),
   password_required: Joi.boolean().required(),
   expires_at: timestamp.required(),

@@ -5,6 +5,15 @@ import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
 
+/**
+ * What the scan says of a file, and of its transfer (the weakest of its files):
+ * `not_scanned_too_large` when clamd could not read all of a file (its stream,
+ * file or scan size, or archive nesting limits), `not_scanned_e2e` for ciphertext.
+ */
+export const SCAN_STATUSES = ['pending', 'clean', 'infected', 'not_scanned_too_large', 'not_scanned_e2e'] as const;
+export type ScanStatus = (typeof SCAN_STATUSES)[number];
+const scanStatus = z.enum(SCAN_STATUSES).nullable();
+
 export const transferRow = z.object({
   id: z.uuid(),
   workspace_id: z.uuid(),
@@ -15,7 +24,7 @@ export const transferRow = z.object({
   status: z.enum(['active', 'expired', 'deleted', 'scanning']),
   status_reason: z.string().nullable(),
   encryption_mode: z.enum(['server', 'e2e']),
-  scan_status: z.string().nullable(),
+  scan_status: scanStatus,
   expires_at: z.date(),
   upload_deadline: z.date(),
   max_downloads: z.number().int().nullable(),
@@ -54,7 +63,7 @@ export const fileRow = z.object({
   nonce_prefix: z.instanceof(Buffer).nullable(),
   encrypted_size: z.coerce.number().int().nullable(),
   sha256: z.string().nullable(),
-  scan_status: z.string().nullable(),
+  scan_status: scanStatus,
   scan_signature: z.string().nullable(),
   uploaded_at: z.date().nullable(),
   created_at: z.date(),
@@ -237,7 +246,7 @@ export function createTransferQueries(db: CommonQueryMethods) {
      * Makes a scanned transfer downloadable. An approval decision taken before
      * (while uploading or scanning) stands: only a transfer still undecided is pending.
      */
-    async activate(id: string, scanStatus: string): Promise<TransferRow | null> {
+    async activate(id: string, scanStatus: ScanStatus): Promise<TransferRow | null> {
       return db.maybeOne(sql.type(transferRow)`
         UPDATE transfers t
         SET status = 'active', status_reason = NULL, scan_status = ${scanStatus}, activated_at = ms_now(),
@@ -252,13 +261,13 @@ export function createTransferQueries(db: CommonQueryMethods) {
         WHERE id = ${id} AND status = 'scanning'`);
     },
 
-    async setScanStatus(id: string, scanStatus: string): Promise<void> {
+    async setScanStatus(id: string, scanStatus: ScanStatus): Promise<void> {
       await db.query(sql.typeAlias('void')`UPDATE transfers SET scan_status = ${scanStatus} WHERE id = ${id}`);
     },
 
     async recordFileScan(
       fileId: string,
-      result: { sha256: string | null; scanStatus: string; signature: string | null },
+      result: { sha256: string | null; scanStatus: ScanStatus; signature: string | null },
     ) {
       await db.query(sql.typeAlias('void')`
         UPDATE transfer_files

@@ -707,6 +707,8 @@ export interface Paths {
           | 'upload_incomplete'
           | null;
         message: string | null;
+        /** Set when files were too large to be scanned for malware: a warning to show the recipient. */
+        scan_warning: string | null;
         encryption_mode: 'server' | 'e2e';
         password_required: boolean;
         expires_at: string;
