@@ -73,7 +73,11 @@ for (const moment of ['before upload', 'during scan', 'after activation'] as con
         decided = await decide(id, decision);
       }
       const active = await waitForTransfer(api, ws.keys.live, id, (tr) => tr.status === 'active', 120_000);
-      if (moment === 'after activation') decided = await decide(id, decision);
+      if (moment === 'after activation') {
+        // As an approver would: asked first (the transfer became active undecided), then deciding.
+        await waitForMail(owner, new RegExp(`^Approval needed: “${escapeRegExp(title)}”$`), 60_000);
+        decided = await decide(id, decision);
+      }
 
       // Where the transfer stood when the decision was taken (the approve response is that row).
       const expectedState = {

@@ -12,7 +12,7 @@ import {
 import test from 'ava';
 import type { createTransferActivities } from '../../activities/transfers.ts';
 import { loadConfig } from '../../lib/config.ts';
-import { approvalDecidedSignal } from '../../workflows/transferLifecycle.ts';
+import { approvalDecidedSignal, revokedSignal } from '../../workflows/transferLifecycle.ts';
 
 // transferLifecycle against the real Temporal dev server, with stub activities
 // on a task queue of their own: the approval circuit as the workflow runs it,
@@ -34,7 +34,7 @@ test.before(async () => {
  * decision, `calls` what the workflow asked for, in order. scanFile waits for
  * `releaseScan()`, so a test can act while the transfer is scanning.
  */
-function stubTransfer(options: { expiresInMs: number; recheckMs?: number }) {
+function stubTransfer(options: { recheckMs?: number } = {}) {
   const state = { approval: 'pending' as Approval, calls: [] as string[] };
   let releaseScan!: () => void;
   const scanReleased = new Promise<void>((resolve) => {
@@ -44,7 +44,8 @@ function stubTransfer(options: { expiresInMs: number; recheckMs?: number }) {
   const scanning = new Promise<void>((resolve) => {
     scanStarted = resolve;
   });
-  const expiresAt = new Date(Date.now() + options.expiresInMs).toISOString();
+  // Far off: each test ends its workflow with the revoked signal once it has seen what it waits for.
+  const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
   const activities: Activities = {
     loadTransferPlan: async () => ({
       fileIds: ['file-1'],
@@ -109,6 +110,17 @@ async function withWorker(activities: Activities, run: (client: Client, taskQueu
   }
 }
 
+/** Polls the stub's calls until `done` holds (30 s at most: the machine may be busy). */
+async function until(calls: string[], done: (calls: string[]) => boolean, what: string) {
+  for (const deadline = Date.now() + 30_000; !done(calls); ) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen; calls: ${calls.join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const after = (calls: string[], first: string, then: string) =>
+  calls.includes(first) && calls.indexOf(then, calls.indexOf(first)) > calls.indexOf(first);
+
 const start = (client: Client, taskQueue: string) =>
   client.workflow.start('transferLifecycle', {
     taskQueue,
@@ -117,48 +129,61 @@ const start = (client: Client, taskQueue: string) =>
   });
 
 test('approved while scanning, signal before the wait: owner told once, no request, recipient mailed after activation', async (t) => {
-  const stub = stubTransfer({ expiresInMs: 6_000 });
+  const stub = stubTransfer();
   await withWorker(stub.activities, async (client, taskQueue) => {
     const handle = await start(client, taskQueue);
     await stub.scanning;
     stub.state.approval = 'approved';
     await handle.signal(approvalDecidedSignal, 'approved');
     stub.releaseScan();
-    t.is(await handle.result(), 'expired');
+    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
+    await handle.signal(revokedSignal);
+    t.is(await handle.result(), 'revoked');
   });
   const { calls } = stub.state;
   t.deepEqual(
     calls.filter((c) => c.startsWith('notify') || c === 'requestApproval'),
     ['notifyApprovalDecision:approved', 'notifyRecipient'],
   );
-  t.true(calls.indexOf('notifyRecipient') > calls.indexOf('settleScan'), 'the link goes out once active');
-  t.is(calls.at(-1), 'endTransfer:expired:expired');
+  t.true(after(calls, 'settleScan', 'notifyRecipient'), 'the link goes out once active');
+  t.is(calls.at(-1), 'endTransfer:deleted:revoked');
 });
 
 test('approved while scanning, signal never delivered: activation reads the decision and mails the recipient', async (t) => {
-  const stub = stubTransfer({ expiresInMs: 6_000 });
+  const stub = stubTransfer();
   await withWorker(stub.activities, async (client, taskQueue) => {
     const handle = await start(client, taskQueue);
     await stub.scanning;
     stub.state.approval = 'approved';
     stub.releaseScan();
-    t.is(await handle.result(), 'expired');
+    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
+    await handle.signal(revokedSignal);
+    t.is(await handle.result(), 'revoked');
   });
   const { calls } = stub.state;
-  t.false(calls.includes('requestApproval'));
-  t.true(calls.includes('notifyApprovalDecision:approved'));
-  t.true(calls.indexOf('notifyRecipient') > calls.indexOf('settleScan'));
+  t.deepEqual(
+    calls.filter((c) => c.startsWith('notify') || c === 'requestApproval'),
+    ['notifyApprovalDecision:approved', 'notifyRecipient'],
+  );
+  t.true(after(calls, 'settleScan', 'notifyRecipient'));
 });
 
 test('rejected while scanning: the owner is told, approval is not requested, the recipient is never mailed', async (t) => {
-  const stub = stubTransfer({ expiresInMs: 6_000 });
+  const stub = stubTransfer();
   await withWorker(stub.activities, async (client, taskQueue) => {
     const handle = await start(client, taskQueue);
     await stub.scanning;
     stub.state.approval = 'rejected';
     await handle.signal(approvalDecidedSignal, 'rejected');
     stub.releaseScan();
-    t.is(await handle.result(), 'expired');
+    // The workflow has looked at the decision after activation: it would have mailed the recipient then.
+    await until(
+      stub.state.calls,
+      (calls) => after(calls, 'settleScan', 'approvalState:rejected'),
+      'the look at activation',
+    );
+    await handle.signal(revokedSignal);
+    t.is(await handle.result(), 'revoked');
   });
   const { calls } = stub.state;
   t.deepEqual(
@@ -168,17 +193,16 @@ test('rejected while scanning: the owner is told, approval is not requested, the
 });
 
 test('pending at activation, decided later without a signal: the recheck finds it and mails the recipient', async (t) => {
-  const stub = stubTransfer({ expiresInMs: 10_000, recheckMs: 300 });
+  const stub = stubTransfer({ recheckMs: 300 });
   await withWorker(stub.activities, async (client, taskQueue) => {
     const handle = await start(client, taskQueue);
     stub.releaseScan();
     // Approval is requested once the transfer is active and still undecided.
-    for (let waited = 0; !stub.state.calls.includes('requestApproval'); waited += 50) {
-      if (waited > 5_000) throw new Error('approval was never requested');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await until(stub.state.calls, (calls) => calls.includes('requestApproval'), 'the approval request');
     stub.state.approval = 'approved';
-    t.is(await handle.result(), 'expired');
+    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
+    await handle.signal(revokedSignal);
+    t.is(await handle.result(), 'revoked');
   });
   const { calls } = stub.state;
   t.deepEqual(
