@@ -11,7 +11,7 @@ export const approveRoute: ServerRoute = {
   options: {
     description: 'Approve or reject a transfer',
     notes:
-      '422 validation_error when the transfer does not require approval. The owner is e-mailed; once approved, the recipient gets the link.',
+      'A decision may be taken at any time (while the files upload, while they are scanned, or once active) and stands as taken; approval_status is pending until then. 422 validation_error when the transfer does not require approval. The owner is e-mailed the decision; once the transfer is approved and active, the recipient gets the link (never when rejected).',
     tags: ['api', 'transfers'],
     plugins: { valise: { scope: 'transfers:manage', audit: { action: 'transfer.approve', resourceType: 'transfer' } } },
     validate: {
