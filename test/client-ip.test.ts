@@ -1,4 +1,6 @@
+import type { Request } from '@hapi/hapi';
 import test from 'ava';
+import { servedOverTls } from '../api/client-ip.ts';
 import { loadConfig } from '../lib/config.ts';
 import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 
@@ -128,4 +130,19 @@ test('HSTS: never over plain HTTP, whatever an untrusted client claims', async (
   // The value the nearest proxy appended wins over one the client put first.
   const appended = await behindOne.call('GET', '/v1/welcome', { headers: { 'x-forwarded-proto': 'https, http' } });
   t.is(appended.headers.get('strict-transport-security'), null);
+});
+
+test('HSTS: a connection that is itself TLS counts as TLS, with or without proxies configured', (t) => {
+  // startApi serves plain HTTP only, so this one case is checked on the function respond.ts calls.
+  const request = (encrypted: boolean) =>
+    ({
+      raw: { req: { socket: { encrypted } } },
+      info: { remoteAddress: '198.51.100.1' },
+      headers: { 'x-forwarded-proto': 'http' },
+    }) as unknown as Request;
+  for (const env of [{}, { TRUST_PROXY_HOPS: '1' }]) {
+    const config = loadConfig(env);
+    t.true(servedOverTls(request(true), config));
+    t.false(servedOverTls(request(false), config));
+  }
 });

@@ -174,3 +174,21 @@ test('a sealed response moved onto another record does not open: it is never rep
   t.not(replay.status, 201);
   t.is(replay.body.error.code, 'idempotency_conflict');
 });
+
+test('a record left from before records were bound to keys is never replayed and never run again: 409', async (t) => {
+  const ws = await api.workspace('Legacy record');
+  const headers = idempotencyKey('legacy');
+  // What migration 0010 leaves of an older record: no API key, no stored response.
+  await api.services.db.query(sql.typeAlias('void')`
+    INSERT INTO idempotency_records (workspace_id, environment, idempotency_key, request_fingerprint, state, response_status)
+    VALUES (${ws.workspace_id}, 'live', ${headers['idempotency-key']}, 'legacy', 'completed', 201)`);
+  const body = { name: 'legacy', key_type: 'restricted', scopes: ['transfers:read'] };
+  const retry = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body, headers });
+  t.is(retry.status, 409, retry.text);
+  t.is(retry.body.error.code, 'idempotency_conflict');
+  const list = await api.call('GET', '/v1/api-keys?limit=100', { key: ws.keys.live });
+  t.false(
+    list.body.data.some((k: { name: string }) => k.name === 'legacy'),
+    'the request did not run',
+  );
+});
