@@ -11,26 +11,131 @@ local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return count`;
 
+/** How long one Redis call may take before this request counts in process instead. */
+const REDIS_TIMEOUT_MS = 500;
+/** While Redis stays away, the warning is repeated this often. */
+const WARN_EVERY_MS = 60_000;
+/** Bound on the in-process fallback's buckets (one per workspace class or address per window). */
+const MEMORY_BUCKETS = 200_000;
+
 export type RateDecision = RateState & { allowed: boolean; retryAfterSeconds: number };
 
+/** `degraded`: Redis is unreachable and each API process counts on its own, with the same budgets. */
+export type LimiterStatus = { status: 'ok' | 'degraded'; store: 'redis' | 'memory' };
+
+/**
+ * Without Redis the limiter does not open: it falls back to counting in this
+ * process (the same budgets, per process instead of shared), says so loudly
+ * in the log and reports `degraded` through status(), and goes back to Redis
+ * as soon as a call succeeds there.
+ */
 export class RateLimiter {
+  private readonly memory = new Map<string, number>();
+  private memoryWindow = -1;
+  private degradedSince: number | null = null;
+  private lastWarning = 0;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+    private readonly warn: (message: string) => void = (message) => process.stderr.write(`api: ${message}\n`),
+  ) {
+    // A listener also keeps ioredis from printing each reconnection failure as an unhandled error.
+    redis.on('error', (error: Error) => this.degrade(error.message));
+  }
 
+  /** Counts one request against the bucket's budget for the current window. */
   async take(bucket: string, limit: number, nowMs = Date.now()): Promise<RateDecision> {
+    const count = await this.count(bucket, nowMs, 'increment');
+    return decision(count, count <= limit, limit, nowMs);
+  }
+
+  /** Reads the bucket without counting: allowed while fewer than `limit` were counted this window. */
+  async peek(bucket: string, limit: number, nowMs = Date.now()): Promise<RateDecision> {
+    const count = await this.count(bucket, nowMs, 'read');
+    return decision(count, count < limit, limit, nowMs);
+  }
+
+  status(): LimiterStatus {
+    return this.degradedSince === null ? { status: 'ok', store: 'redis' } : { status: 'degraded', store: 'memory' };
+  }
+
+  private async count(bucket: string, nowMs: number, mode: 'increment' | 'read'): Promise<number> {
     const window = Math.floor(nowMs / 1000 / RATE_WINDOW_SECONDS);
-    const resetSeconds = (window + 1) * RATE_WINDOW_SECONDS;
     const key = `${this.prefix}rl:${bucket}:${window}`;
-    const count = Number(await this.redis.eval(INCREMENT, 1, key, String(RATE_WINDOW_SECONDS + 5)));
-    return {
-      allowed: count <= limit,
-      limit,
-      remaining: Math.max(0, limit - count),
-      resetSeconds,
-      windowSeconds: RATE_WINDOW_SECONDS,
-      retryAfterSeconds: Math.max(1, resetSeconds - Math.floor(nowMs / 1000)),
-    };
+    if (this.redis.status === 'ready') {
+      try {
+        const reply = await withTimeout(
+          mode === 'increment'
+            ? this.redis.eval(INCREMENT, 1, key, String(RATE_WINDOW_SECONDS + 5))
+            : this.redis.get(key),
+          REDIS_TIMEOUT_MS,
+        );
+        this.recover();
+        return Number(reply ?? 0);
+      } catch (error) {
+        this.degrade((error as Error).message);
+      }
+    } else {
+      this.degrade(`the connection is ${this.redis.status}`);
+    }
+    return this.countInMemory(key, window, mode);
+  }
+
+  private countInMemory(key: string, window: number, mode: 'increment' | 'read'): number {
+    if (window !== this.memoryWindow) {
+      // Keys carry their window: a new window starts from nothing.
+      this.memory.clear();
+      this.memoryWindow = window;
+    }
+    // Past the bound, new buckets share one: stricter for them, never open.
+    const slot = this.memory.has(key) || this.memory.size < MEMORY_BUCKETS ? key : `${this.prefix}rl:overflow`;
+    const count = (this.memory.get(slot) ?? 0) + (mode === 'increment' ? 1 : 0);
+    if (mode === 'increment') this.memory.set(slot, count);
+    return count;
+  }
+
+  private degrade(reason: string) {
+    const now = Date.now();
+    if (this.degradedSince === null) this.degradedSince = now;
+    if (now - this.lastWarning >= WARN_EVERY_MS) {
+      this.lastWarning = now;
+      const since = new Date(this.degradedSince).toISOString();
+      this.warn(
+        `rate limiter degraded since ${since}: Redis unavailable (${reason}); counting in this process with the same budgets until it answers`,
+      );
+    }
+  }
+
+  private recover() {
+    if (this.degradedSince === null) return;
+    this.warn(`rate limiter: Redis answers again, budgets are shared across processes once more`);
+    this.degradedSince = null;
+    this.lastWarning = 0;
+  }
+}
+
+function decision(count: number, allowed: boolean, limit: number, nowMs: number): RateDecision {
+  const window = Math.floor(nowMs / 1000 / RATE_WINDOW_SECONDS);
+  const resetSeconds = (window + 1) * RATE_WINDOW_SECONDS;
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - count),
+    resetSeconds,
+    windowSeconds: RATE_WINDOW_SECONDS,
+    retryAfterSeconds: Math.max(1, resetSeconds - Math.floor(nowMs / 1000)),
+  };
+}
+
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

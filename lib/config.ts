@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isIpOrCidr } from './net/ip-allow-list.ts';
 
 // Every setting comes from the environment, validated once here. Defaults are
 // the dev profile that `make up` runs; docs/configuration.md lists them all.
@@ -20,6 +21,17 @@ const durationList = z
   .transform((value) => value.split(',').map((item) => item.trim()))
   .pipe(z.array(duration).min(1).max(20));
 
+/** A comma-separated list of addresses or CIDR ranges (IPv4 or IPv6); empty means none. */
+const addressList = z
+  .string()
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== ''),
+  )
+  .pipe(z.array(z.string().refine(isIpOrCidr, 'addresses or CIDR ranges (10.0.0.0/8, fd00::/8) separated by commas')));
+
 const DEV_SECRET = 'valise-dev-secret-do-not-use-in-production-0000000000';
 // A fixed dev master key (32 bytes of 0x5a), so dev and test data survive restarts.
 const DEV_MASTER_KEYS = `dev-1:${Buffer.alloc(32, 0x5a).toString('base64')}`;
@@ -32,7 +44,10 @@ const schema = z
     API_PORT: port.default(8080),
     PUBLIC_BASE_URL: z.url().optional(),
     DOCS_BASE_URL: z.url().default('https://docs.valise.dev'),
-    TRUST_PROXY: z.stringbool().default(false),
+    // Replaced by TRUST_PROXY_HOPS / TRUSTED_PROXIES: `true` is refused below, `false` is accepted and means nothing.
+    TRUST_PROXY: z.stringbool().optional(),
+    TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+    TRUSTED_PROXIES: addressList.prefault(''),
     DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/valise'),
     DATABASE_POOL_SIZE: positive.default(10),
     REDIS_URL: z.string().default('redis://127.0.0.1:6379/0'),
@@ -71,6 +86,7 @@ const schema = z
     RATE_LIMIT_WRITE: positive.default(120),
     RATE_LIMIT_EXPENSIVE: positive.default(30),
     RATE_LIMIT_PUBLIC: positive.default(120),
+    RATE_LIMIT_AUTH_FAILURES: positive.default(30),
     MAX_JSON_BODY_BYTES: positive.default(1024 * 1024),
     MFA_FAILURES_PER_15_MIN: positive.default(5),
     API_KEY_ROTATION_GRACE_HOURS: z.coerce.number().positive().max(168).default(24),
@@ -97,6 +113,16 @@ const schema = z
     PASSWORD_ATTEMPTS_PER_15_MIN: positive.default(10),
   })
   .superRefine((env, ctx) => {
+    if (env.TRUST_PROXY) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TRUST_PROXY'],
+        message:
+          'is no longer supported: it believed the first X-Forwarded-For entry, which any client can write. ' +
+          'Set TRUST_PROXY_HOPS to the number of reverse proxies in front of Valise, and/or TRUSTED_PROXIES to ' +
+          'their addresses (CIDR ranges), then remove TRUST_PROXY (docs/configuration.md)',
+      });
+    }
     if (env.NODE_ENV === 'production' && !env.VALISE_SECRET) {
       ctx.addIssue({ code: 'custom', path: ['VALISE_SECRET'], message: 'is required in production' });
     }
@@ -125,7 +151,8 @@ function toConfig(env: z.infer<typeof schema>) {
       port: env.API_PORT,
       publicBaseUrl: env.PUBLIC_BASE_URL ?? `http://${env.API_HOST}:${env.API_PORT}`,
       docsBaseUrl: env.DOCS_BASE_URL,
-      trustProxy: env.TRUST_PROXY,
+      /** Which hops of X-Forwarded-For are believed (api/client-ip.ts); neither set means none. */
+      proxies: { hops: env.TRUST_PROXY_HOPS, addresses: env.TRUSTED_PROXIES },
       maxJsonBodyBytes: env.MAX_JSON_BODY_BYTES,
     },
     database: { url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE },
@@ -158,6 +185,8 @@ function toConfig(env: z.infer<typeof schema>) {
       write: env.RATE_LIMIT_WRITE,
       expensive: env.RATE_LIMIT_EXPENSIVE,
       public: env.RATE_LIMIT_PUBLIC,
+      /** Failed authentications per client address (an IPv6 /64) per minute. */
+      authFailures: env.RATE_LIMIT_AUTH_FAILURES,
     },
     apiKeys: { rotationGraceHours: env.API_KEY_ROTATION_GRACE_HOURS, mfaFailuresPer15Min: env.MFA_FAILURES_PER_15_MIN },
     webhooks: {

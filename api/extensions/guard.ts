@@ -1,12 +1,13 @@
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import { holdsScope } from '../../lib/api-keys/scopes.ts';
 import { apiError } from '../../lib/errors.ts';
-import { clientIp } from '../client-ip.ts';
+import { addressBucket, clientIp } from '../client-ip.ts';
 import { routeSettings } from '../types.ts';
 
 // After authentication: draw from the rate budget, then check the scope.
 // Authenticated calls spend their workspace's budget for the route's class;
-// public routes spend a per-address budget.
+// public routes spend a per-address budget. Without Redis the limiter counts
+// in process (api/rate-limiter.ts): it never lets requests through unlimited.
 export async function onPostAuth(request: Request, h: ResponseToolkit): Promise<Lifecycle.ReturnValue> {
   const { rateLimiter, services } = request.server.app;
   const settings = routeSettings(request);
@@ -14,16 +15,9 @@ export async function onPostAuth(request: Request, h: ResponseToolkit): Promise<
   const rateClass = caller ? (settings.rateClass ?? (request.method === 'get' ? 'read' : 'write')) : 'public';
   const bucket = caller
     ? `${caller.workspaceId}:${caller.environment}:${rateClass}`
-    : `ip:${clientIp(request, services.config)}`;
+    : `ip:${addressBucket(clientIp(request, services.config))}`;
   const decision =
-    settings.rateLimited === false
-      ? null
-      : await rateLimiter.take(bucket, services.config.rateLimits[rateClass]).catch((error: Error) => {
-          // The limiter protects capacity, it does not guard data: if Redis is
-          // unreachable, serve the request and say so in the logs.
-          request.log(['warn', 'rate-limit'], `rate limiter unavailable: ${error.message}`);
-          return null;
-        });
+    settings.rateLimited === false ? null : await rateLimiter.take(bucket, services.config.rateLimits[rateClass]);
   if (decision) {
     request.app.rate = decision;
     if (!decision.allowed) {

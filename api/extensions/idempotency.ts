@@ -1,14 +1,25 @@
-import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
-import { createIdempotencyQueries } from '../../lib/db/queries/idempotency.ts';
+import type { Caller } from '../../lib/api-keys/present.ts';
+import { deriveKey, hmacSha256, seal, unseal } from '../../lib/crypto/secrets.ts';
+import { createIdempotencyQueries, type RecordOwner } from '../../lib/db/queries/idempotency.ts';
 import { apiError } from '../../lib/errors.ts';
+import type { Services } from '../../lib/services.ts';
 import { headerOf } from '../types.ts';
 
 // Idempotency-Key on writes: the first request with a key claims it and runs;
 // the same key with the same request replays the stored response; a different
 // request is a conflict. Concurrent twins wait for the first to finish, so a
 // burst of identical retries executes once.
+//
+// Records belong to the API key that made the request: another key of the
+// workspace using the same Idempotency-Key has a namespace of its own and never
+// sees the record (its request runs as its own). A stored response may carry a
+// once-shown secret (a key value, a whsec_ secret, upload URLs), so it is sealed
+// with AES-256-GCM under a key derived from VALISE_SECRET, the record's identity
+// as associated data: moved onto another record, it does not open. The request
+// fingerprint is an HMAC, so a low-entropy value in a body (a transfer
+// password) cannot be tested against it offline.
 
 const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
 const WAIT_STEP_MS = 25;
@@ -23,32 +34,57 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
       param: 'Idempotency-Key',
     });
   }
-  const tenant = { workspaceId: caller.workspaceId, environment: caller.environment };
-  const records = createIdempotencyQueries(request.server.app.services.db);
-  const fingerprint = fingerprintOf(request);
-  if (await records.claim(tenant, header, fingerprint)) {
+  const { services } = request.server.app;
+  const owner = ownerOf(caller);
+  const records = createIdempotencyQueries(services.db);
+  const fingerprint = fingerprintOf(request, keysOf(services).fingerprint);
+  if (await records.claim(owner, header, fingerprint)) {
     request.app.idempotency = { key: header, replayed: false };
     return h.continue;
   }
   for (let waited = 0; waited <= WAIT_LIMIT_MS; waited += WAIT_STEP_MS) {
-    const record = await records.find(tenant, header);
+    const record = await records.find(owner, header);
     if (!record) {
       // The first request failed on our side and released the key: run this one.
-      if (await records.claim(tenant, header, fingerprint)) {
+      if (await records.claim(owner, header, fingerprint)) {
         request.app.idempotency = { key: header, replayed: false };
         return h.continue;
       }
       continue;
+    }
+    if (record.api_key_id === null) {
+      throw apiError(
+        'idempotency_conflict',
+        'This Idempotency-Key was used before an upgrade and its response is no longer kept; use a new key.',
+        { param: 'Idempotency-Key' },
+      );
     }
     if (record.request_fingerprint !== fingerprint) {
       throw apiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request.', {
         param: 'Idempotency-Key',
       });
     }
-    if (record.state === 'completed' && record.response_status !== null) {
+    if (record.state === 'completed' && record.response_status !== null && record.response_sealed !== null) {
+      let body: unknown;
+      try {
+        const sealed = unseal(
+          keysOf(services).seal,
+          record.response_sealed,
+          identity(owner, header, record.response_status),
+        );
+        body = JSON.parse(sealed);
+      } catch (error) {
+        // Altered, moved, or sealed under another VALISE_SECRET: never served.
+        request.log(['error', 'idempotency'], `stored response cannot be opened: ${(error as Error).message}`);
+        throw apiError(
+          'idempotency_conflict',
+          'The stored response of this Idempotency-Key cannot be replayed; send the request with a new key.',
+          { param: 'Idempotency-Key' },
+        );
+      }
       request.app.idempotency = { key: header, replayed: true };
       return h
-        .response(record.response_body as object)
+        .response(body as object)
         .code(record.response_status)
         .header('X-Service-Idempotent-Replay', 'true')
         .takeover();
@@ -65,20 +101,46 @@ export async function completeIdempotency(request: Request, status: number, body
   const state = request.app.idempotency;
   const caller = request.auth.credentials?.app?.caller;
   if (!state || state.replayed || !caller) return;
-  const tenant = { workspaceId: caller.workspaceId, environment: caller.environment };
-  const records = createIdempotencyQueries(request.server.app.services.db);
+  const { services } = request.server.app;
+  const owner = ownerOf(caller);
+  const records = createIdempotencyQueries(services.db);
   // Failed requests changed nothing (domain writes are transactional), so the
   // key is freed: the client can fix the request, add an mfa_code, and resend.
-  if (status >= 400) await records.release(tenant, state.key);
-  else await records.complete(tenant, state.key, status, body);
+  if (status >= 400) await records.release(owner, state.key);
+  else {
+    const sealed = seal(keysOf(services).seal, JSON.stringify(body ?? null), identity(owner, state.key, status));
+    await records.complete(owner, state.key, status, sealed);
+  }
 }
 
-function fingerprintOf(request: Request): string {
-  return createHash('sha256')
-    .update(
-      `${request.method} ${request.path}\n${canonicalJson(request.query)}\n${canonicalJson(request.payload ?? null)}`,
-    )
-    .digest('hex');
+function ownerOf(caller: Caller): RecordOwner {
+  return { workspaceId: caller.workspaceId, environment: caller.environment, apiKeyId: caller.apiKeyId };
+}
+
+/** The associated data of a sealed response: the record it belongs to, and its status. */
+function identity(owner: RecordOwner, key: string, status: number): string {
+  return JSON.stringify(['idempotency/v1', owner.workspaceId, owner.environment, owner.apiKeyId, key, status]);
+}
+
+const derived = new WeakMap<Services, { seal: Buffer; fingerprint: Buffer }>();
+
+function keysOf(services: Services) {
+  let keys = derived.get(services);
+  if (!keys) {
+    keys = {
+      seal: deriveKey(services.config.secret, 'idempotency-seal'),
+      fingerprint: deriveKey(services.config.secret, 'idempotency-fingerprint'),
+    };
+    derived.set(services, keys);
+  }
+  return keys;
+}
+
+function fingerprintOf(request: Request, key: Buffer): string {
+  return hmacSha256(
+    key,
+    `${request.method} ${request.path}\n${canonicalJson(request.query)}\n${canonicalJson(request.payload ?? null)}`,
+  ).toString('hex');
 }
 
 function canonicalJson(value: unknown): string {

@@ -1,4 +1,5 @@
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import { servedOverTls } from '../client-ip.ts';
 import { renderError } from '../errors.ts';
 import { API_REVISION } from '../version.ts';
 import { auditRequest } from './audit.ts';
@@ -6,6 +7,10 @@ import { completeIdempotency } from './idempotency.ts';
 
 // The last step of every request, in order: render errors as the envelope,
 // settle the idempotency record, write the audit entry, add shared headers.
+
+/** HSTS on every response the client received over TLS (a year, subdomains included); never over plain HTTP. */
+const STRICT_TRANSPORT_SECURITY = 'max-age=31536000; includeSubDomains';
+
 export async function onPreResponse(request: Request, h: ResponseToolkit): Promise<Lifecycle.ReturnValue> {
   const { services } = request.server.app;
   let response = request.response;
@@ -32,6 +37,9 @@ export async function onPreResponse(request: Request, h: ResponseToolkit): Promi
 function decorate(request: Request, response: ResponseObject) {
   response.header('X-Request-Id', request.app.requestId);
   response.header('X-Service-Api-Version', API_REVISION);
+  if (servedOverTls(request, request.server.app.services.config)) {
+    response.header('Strict-Transport-Security', STRICT_TRANSPORT_SECURITY);
+  }
   const rate = request.app.rate;
   if (rate) {
     response.header('X-RateLimit-Limit', String(rate.limit));

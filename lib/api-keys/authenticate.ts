@@ -13,7 +13,9 @@ const USAGE_CAP_RETRY_AFTER_SECONDS = 86_400;
 
 /**
  * Resolves an Authorization header to its caller, or throws the spec's error.
- * Failures on a key we know are written to that workspace's audit log.
+ * Failures on a key we know are written to that workspace's audit log
+ * (collapsed, see auditFailure). The per-address budget of failures is
+ * api/auth.ts's: it is checked before this function runs.
  */
 export async function authenticate(
   services: Services,
@@ -80,20 +82,31 @@ export async function authenticate(
   };
 }
 
+/**
+ * Failures are collapsed: one `auth.failed` entry per key, reason, client
+ * address and clock hour, its `metadata.count` adding up the occurrences, so
+ * a flood of failures on a known key cannot flood the audit log.
+ */
 async function auditFailure(services: Services, key: CredentialRow, origin: RequestOrigin, reason: string) {
-  await createAuditQueries(services.db).insert({
-    workspaceId: key.workspace_id,
-    environment: key.environment,
-    actorId: key.user_id,
-    apiKeyId: key.id,
-    action: 'auth.failed',
-    resourceType: 'api_key',
-    resourceId: key.id,
-    ipAddress: origin.ip,
-    userAgent: origin.userAgent?.slice(0, 512) ?? null,
-    countryCode: null,
-    status: 'failure',
-    requestId: origin.requestId,
-    metadata: { reason },
-  });
+  const at = new Date();
+  const hour = at.toISOString().slice(0, 13);
+  await createAuditQueries(services.db).insertCollapsed(
+    {
+      workspaceId: key.workspace_id,
+      environment: key.environment,
+      actorId: key.user_id,
+      apiKeyId: key.id,
+      action: 'auth.failed',
+      resourceType: 'api_key',
+      resourceId: key.id,
+      ipAddress: origin.ip,
+      userAgent: origin.userAgent?.slice(0, 512) ?? null,
+      countryCode: null,
+      status: 'failure',
+      requestId: origin.requestId,
+      metadata: { reason },
+    },
+    JSON.stringify(['auth.failed', key.id, reason, origin.ip, hour]),
+    at,
+  );
 }

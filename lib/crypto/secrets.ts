@@ -2,7 +2,13 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, ti
 
 // One operator secret (VALISE_SECRET) is stretched into independent keys, one
 // per purpose, so that no key does two jobs.
-export type KeyPurpose = 'api-key-hash' | 'cursor' | 'seal' | 'link-token';
+export type KeyPurpose =
+  | 'api-key-hash'
+  | 'cursor'
+  | 'seal'
+  | 'link-token'
+  | 'idempotency-seal'
+  | 'idempotency-fingerprint';
 
 export function deriveKey(secret: string, purpose: KeyPurpose): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'valise', `valise:${purpose}`, 32));
@@ -29,20 +35,26 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-/** AES-256-GCM sealing for small secrets kept in the database (TOTP seeds). */
-export function seal(key: Buffer, plaintext: string): string {
+/**
+ * AES-256-GCM sealing for small secrets kept in the database (TOTP seeds,
+ * idempotent responses). `associatedData`, when given, binds the sealed value
+ * to its context (the row it belongs to): it must be the same to unseal.
+ */
+export function seal(key: Buffer, plaintext: string, associatedData?: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
+  if (associatedData !== undefined) cipher.setAAD(Buffer.from(associatedData, 'utf8'));
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   return ['v1', iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join(
     '.',
   );
 }
 
-export function unseal(key: Buffer, sealed: string): string {
+export function unseal(key: Buffer, sealed: string, associatedData?: string): string {
   const [version, iv, body, tag] = sealed.split('.');
   if (version !== 'v1' || !iv || !body || !tag) throw new Error('Unrecognised sealed value');
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
+  if (associatedData !== undefined) decipher.setAAD(Buffer.from(associatedData, 'utf8'));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
 }

@@ -59,6 +59,26 @@ export function createAuditQueries(db: CommonQueryMethods) {
   return {
     insert,
 
+    /**
+     * One entry standing for repeated occurrences: the first occurrence with
+     * this collapse key inserts the entry with `metadata.count` 1, later ones
+     * add to the count and set `metadata.last_at` and `metadata.last_request_id`.
+     */
+    async insertCollapsed(entry: AuditEntry, collapseKey: string, at: Date): Promise<void> {
+      const metadata = { ...entry.metadata, count: 1, last_at: at.toISOString(), last_request_id: entry.requestId };
+      await db.query(sql.typeAlias('void')`
+        INSERT INTO audit_log (workspace_id, environment, actor_id, api_key_id, action, resource_type, resource_id,
+                               ip_address, user_agent, country_code, status, request_id, metadata, collapse_key)
+        VALUES (${entry.workspaceId}, ${entry.environment}, ${entry.actorId}, ${entry.apiKeyId}, ${entry.action},
+                ${entry.resourceType}, ${entry.resourceId}, ${entry.ipAddress}, ${entry.userAgent}, ${entry.countryCode},
+                ${entry.status}, ${entry.requestId}, ${sql.jsonb(metadata as never)}, ${collapseKey})
+        ON CONFLICT (workspace_id, collapse_key) WHERE collapse_key IS NOT NULL
+        DO UPDATE SET metadata = audit_log.metadata || jsonb_build_object(
+          'count', coalesce((audit_log.metadata->>'count')::integer, 1) + 1,
+          'last_at', ${metadata.last_at}::text,
+          'last_request_id', ${entry.requestId}::text)`);
+    },
+
     /** An entry for what the system did on its own (timers, scans): no actor, no request. */
     async insertSystem(
       entry: Tenant & {

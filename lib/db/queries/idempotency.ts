@@ -4,49 +4,66 @@ import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
 
 const recordRow = z.object({
+  /** null: a record from before records were bound to keys (migration 0010); it can no longer be replayed. */
+  api_key_id: z.uuid().nullable(),
   request_fingerprint: z.string(),
   state: z.enum(['in_progress', 'completed']),
   response_status: z.number().int().nullable(),
-  response_body: z.unknown(),
+  response_sealed: z.string().nullable(),
 });
 export type IdempotencyRecord = z.infer<typeof recordRow>;
 
+/** Whose record: the tenant and the API key that made the request. */
+export type RecordOwner = Tenant & { apiKeyId: string };
+
 export function createIdempotencyQueries(db: CommonQueryMethods) {
   return {
-    /** Claims the key for this request; false when another request holds or held it. */
-    async claim(tenant: Tenant, key: string, fingerprint: string): Promise<boolean> {
+    /** Claims the key for this request; false when another request of the same API key holds or held it. */
+    async claim(owner: RecordOwner, key: string, fingerprint: string): Promise<boolean> {
       // Keys are remembered for 24 hours; the tenant's older records go first.
       await db.query(sql.typeAlias('void')`
         DELETE FROM idempotency_records
-        WHERE workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment}
+        WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
           AND created_at < now() - interval '24 hours'`);
+      // A record from before keys were bound (api_key_id null) still holds its Idempotency-Key.
       const claimed = await db.maybeOneFirst(sql.type(z.object({ claimed: z.boolean() }))`
-        INSERT INTO idempotency_records (workspace_id, environment, idempotency_key, request_fingerprint, state)
-        VALUES (${tenant.workspaceId}, ${tenant.environment}, ${key}, ${fingerprint}, 'in_progress')
+        INSERT INTO idempotency_records
+          (workspace_id, environment, api_key_id, idempotency_key, request_fingerprint, state)
+        SELECT ${owner.workspaceId}, ${owner.environment}, ${owner.apiKeyId}, ${key}, ${fingerprint}, 'in_progress'
+        WHERE NOT EXISTS (
+          SELECT 1 FROM idempotency_records
+          WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
+            AND idempotency_key = ${key} AND api_key_id IS NULL)
         ON CONFLICT DO NOTHING
         RETURNING true AS claimed`);
       return claimed === true;
     },
 
-    async find(tenant: Tenant, key: string): Promise<IdempotencyRecord | null> {
+    /** The calling key's record for this Idempotency-Key (or an unbound one from before migration 0010). */
+    async find(owner: RecordOwner, key: string): Promise<IdempotencyRecord | null> {
       return db.maybeOne(sql.type(recordRow)`
-        SELECT request_fingerprint, state, response_status, response_body FROM idempotency_records
-        WHERE workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment} AND idempotency_key = ${key}`);
+        SELECT api_key_id, request_fingerprint, state, response_status, response_sealed FROM idempotency_records
+        WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
+          AND idempotency_key = ${key} AND (api_key_id = ${owner.apiKeyId} OR api_key_id IS NULL)
+        ORDER BY api_key_id NULLS FIRST
+        LIMIT 1`);
     },
 
-    async complete(tenant: Tenant, key: string, status: number, body: unknown): Promise<void> {
+    /** Stores the response, already sealed by the caller: the table never holds a response in clear. */
+    async complete(owner: RecordOwner, key: string, status: number, sealedBody: string): Promise<void> {
       await db.query(sql.typeAlias('void')`
         UPDATE idempotency_records
-        SET state = 'completed', response_status = ${status}, response_body = ${sql.jsonb((body ?? null) as never)}
-        WHERE workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment} AND idempotency_key = ${key}`);
+        SET state = 'completed', response_status = ${status}, response_sealed = ${sealedBody}
+        WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
+          AND api_key_id = ${owner.apiKeyId} AND idempotency_key = ${key}`);
     },
 
     /** Forgets a claim whose request failed on our side, so the client may retry. */
-    async release(tenant: Tenant, key: string): Promise<void> {
+    async release(owner: RecordOwner, key: string): Promise<void> {
       await db.query(sql.typeAlias('void')`
         DELETE FROM idempotency_records
-        WHERE workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment}
-          AND idempotency_key = ${key} AND state = 'in_progress'`);
+        WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
+          AND api_key_id = ${owner.apiKeyId} AND idempotency_key = ${key} AND state = 'in_progress'`);
     },
   };
 }
