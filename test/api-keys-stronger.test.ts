@@ -1,4 +1,5 @@
 import test from 'ava';
+import { widensAllowList } from '../lib/api-keys/loosening.ts';
 import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 
 // A key with api_keys:manage cannot loosen or rotate a key stronger than itself without MFA
@@ -115,4 +116,21 @@ test('rotating a stronger key is refused with or without a code: the caller woul
     }
     t.is((await api.call('GET', '/v1/me', { key: target.key })).status, 200, 'the old value still works');
   }
+});
+
+test('an allow-list is widened by clearing it or by any entry outside every current entry', (t) => {
+  const current = ['127.0.0.0/8', '203.0.113.0/24', '2001:db8::/32'];
+  for (const narrower of [
+    ['127.0.0.1'],
+    ['203.0.113.200/25'],
+    ['2001:db8:1::/48', '2001:db8::1'],
+    ['127.0.0.0/8', '203.0.113.0/24'],
+  ]) {
+    t.false(widensAllowList(current, narrower), narrower.join(' '));
+  }
+  for (const wider of [[], ['0.0.0.0/0'], ['127.0.0.1', '198.51.100.7'], ['203.0.0.0/16'], ['2001:db9::1'], ['::1']]) {
+    t.true(widensAllowList(current, wider), wider.join(' '));
+  }
+  t.false(widensAllowList([], ['127.0.0.1']), 'an empty list already lets every address in');
+  t.true(widensAllowList(['::ffff:127.0.0.1'], ['127.0.0.1']), 'entries of another family are never inside');
 });
