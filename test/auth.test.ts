@@ -1,5 +1,5 @@
 import test from 'ava';
-import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+import { eventually, type MintKeyBody, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 
 let api: TestApi;
 let ws: TestWorkspace;
@@ -9,11 +9,9 @@ test.before(async () => {
 });
 test.after.always(() => api.close());
 
-/** Creates a key through the API with the workspace's live key, MFA included. */
-async function createKey(body: Record<string, unknown>, key = ws.keys.live) {
-  const response = await api.call('POST', '/v1/api-keys', { key, body: { mfa_code: ws.mfa(), ...body } });
-  if (response.status !== 201) throw new Error(`key creation failed: ${response.status} ${response.text}`);
-  return response.body as { id: string; key: string; key_prefix: string };
+/** A key of the workspace owner's, minted through the domain layer (creation and MFA: api-keys*.test.ts). */
+async function createKey(body: MintKeyBody, environment: 'live' | 'test' | 'sandbox' = 'live') {
+  return ws.mintKey(body, environment);
 }
 
 function assertError(
@@ -58,13 +56,13 @@ test('every key type carries its documented prefix and authenticates', async (t)
   const restrictedLive = await createKey({ name: 'rk live', key_type: 'restricted', scopes: ['transfers:read'] });
   const restrictedTest = await createKey(
     { name: 'rk test', key_type: 'restricted', scopes: ['transfers:read'] },
-    ws.keys.test,
+    'test',
   );
   const restrictedSandbox = await createKey(
     { name: 'rk sandbox', key_type: 'restricted', scopes: ['transfers:read'] },
-    ws.keys.sandbox,
+    'sandbox',
   );
-  const fullTest = await createKey({ name: 'full test' }, ws.keys.test);
+  const fullTest = await createKey({ name: 'full test' }, 'test');
   t.regex(restrictedLive.key, /^svc_rk_live_/);
   t.regex(restrictedTest.key, /^svc_rk_test_/);
   t.regex(restrictedSandbox.key, /^svc_sandbox_/);

@@ -1,56 +1,68 @@
-import type { CommonQueryMethods } from 'slonik';
 import { unseal } from '../crypto/secrets.ts';
-import { verifyTotp } from '../crypto/totp.ts';
-import { createWorkspaceQueries, type MfaStateRow } from '../db/queries/workspaces.ts';
+import { matchTotpStep } from '../crypto/totp.ts';
+import { createWorkspaceQueries } from '../db/queries/workspaces.ts';
 import { apiError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { Caller } from './present.ts';
 
-// Verification codes for sensitive grants (docs/api-keys.md, "MFA"). Wrong codes
-// are counted per user: past MFA_FAILURES_PER_15_MIN (5) in a quarter hour every
-// code, even a right one, is refused until the quarter hour is over, so a stolen
-// key cannot guess its way to the sensitive scopes.
+// Verification codes (docs/api-keys.md, "MFA"). Each attempt takes its place in
+// the count of wrong codes (per user and environment) before its code is
+// checked, in one atomic statement: past MFA_FAILURES_PER_15_MIN (5) in a
+// quarter hour every code, even a right one, is refused until the quarter hour
+// is over, however many guesses arrive at once. A right code clears the count.
+// Each time step is accepted once per user (RFC 6238 section 5.2): a code, once
+// used, is refused, and so is any earlier one.
+//
+// Everything runs on the pool, not on the caller's transaction: a failure must
+// outlive the rollback its error causes, and a spent code stays spent.
 
 export const MFA_FAILURE_WINDOW_MS = 15 * 60_000;
 
+/** Why a code is needed: the sensitive scopes involved (may be empty) and the reason, for the message. */
+export type MfaNeed = { sensitiveScopes: readonly string[]; reason: string };
+
 /**
- * Checks the caller's code, or throws `mfa_required` (missing or wrong code) or `rate_limited` (too
- * many wrong codes, with Retry-After).
+ * Checks the caller's code, or throws `mfa_required` (missing, wrong or already used code) or `rate_limited`
+ * (too many wrong codes, with Retry-After).
  */
 export async function verifyMfaCode(
   services: Services,
-  db: CommonQueryMethods,
   caller: Caller,
   code: string | undefined,
-  sensitiveScopes: readonly string[],
+  need: MfaNeed,
 ): Promise<void> {
-  const now = Date.now();
-  const users = createWorkspaceQueries(db);
-  const state = await users.mfaState(caller.workspaceId, caller.userId);
-  const lockedForMs = state ? lockRemainingMs(state, services.config.apiKeys.mfaFailuresPer15Min, now) : 0;
-  if (lockedForMs > 0) {
-    throw apiError('rate_limited', 'Too many wrong verification codes. Wait before trying another.', {
+  const users = createWorkspaceQueries(services.db);
+  const max = services.config.apiKeys.mfaFailuresPer15Min;
+  const locked = async () => {
+    const remainingMs = await users.mfaLockRemainingMs(caller.userId, caller.environment, max, MFA_FAILURE_WINDOW_MS);
+    return apiError('rate_limited', 'Too many wrong verification codes. Wait before trying another.', {
       param: 'mfa_code',
-      headers: { 'Retry-After': String(Math.ceil(lockedForMs / 1000)) },
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(remainingMs / 1000))) },
     });
+  };
+  // A missing code is not a guess: not counted, but still told about a lock.
+  if (!code) {
+    const remainingMs = await users.mfaLockRemainingMs(caller.userId, caller.environment, max, MFA_FAILURE_WINDOW_MS);
+    if (remainingMs > 0) throw await locked();
+    throw mfaRequired('A verification code is required', need);
   }
-  const secret = state?.mfa_secret_sealed ? unseal(services.keys.seal, state.mfa_secret_sealed) : null;
-  if (state && code && secret && verifyTotp(secret, code, now)) {
-    if (state.mfa_failures > 0) await users.clearMfaFailures(state.id);
-    return;
+  if (!(await users.takeMfaAttempt(caller.userId, caller.environment, max, MFA_FAILURE_WINDOW_MS))) {
+    throw await locked();
   }
-  // On the pool, not `db`: the failure must outlive the transaction this error rolls back.
-  if (state && code) {
-    await createWorkspaceQueries(services.db).recordMfaFailure(state.id, new Date(now - MFA_FAILURE_WINDOW_MS));
+  const user = await users.mfaSecret(caller.workspaceId, caller.userId);
+  const secret = user?.mfa_secret_sealed ? unseal(services.keys.seal, user.mfa_secret_sealed) : null;
+  const step = secret ? matchTotpStep(secret, code, Date.now()) : null;
+  if (step === null) throw mfaRequired('The verification code is not valid', need);
+  // A replayed code stays counted: it is not a right code.
+  if (!(await users.acceptMfaStep(caller.userId, step))) {
+    throw mfaRequired('This verification code has already been used; wait for the next one', need);
   }
-  throw apiError(
-    'mfa_required',
-    `${code ? 'The verification code is not valid' : 'A verification code is required'} to grant sensitive scopes: ${sensitiveScopes.join(', ')}. Resend the request with a current code in mfa_code.`,
-    { param: 'mfa_code', details: { sensitive_scopes: sensitiveScopes } },
-  );
+  await users.clearMfaFailures(caller.userId, caller.environment);
 }
 
-function lockRemainingMs(state: MfaStateRow, maxFailures: number, now: number): number {
-  if (state.mfa_failures < maxFailures || !state.mfa_failures_since) return 0;
-  return Math.max(0, state.mfa_failures_since.getTime() + MFA_FAILURE_WINDOW_MS - now);
+export function mfaRequired(problem: string, need: MfaNeed) {
+  return apiError('mfa_required', `${problem} ${need.reason}. Resend the request with a current code in mfa_code.`, {
+    param: 'mfa_code',
+    details: { sensitive_scopes: need.sensitiveScopes },
+  });
 }

@@ -1,13 +1,14 @@
-import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
+import type { DatabaseTransactionConnection } from 'slonik';
 import { type ApiKeyRow, createApiKeyQueries } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { apiError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
-import { verifyMfaCode } from './mfa.ts';
+import { isStronger, loosenedFields } from './loosening.ts';
+import { type MfaNeed, mfaRequired, verifyMfaCode } from './mfa.ts';
 import { type Caller, NEVER_SHOWN_AGAIN, presentApiKey, tenantOf } from './present.ts';
 import { type KeyType, scopesBeyond, sensitiveScopesGranted } from './scopes.ts';
-import { type Environment, generateKeyValue, hashKeyValue } from './values.ts';
+import { type Environment, generateKeyValue, hashKeyValue, mintableEnvironments } from './values.ts';
 
 export type CreateApiKeyInput = {
   name: string;
@@ -35,34 +36,60 @@ const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
 export async function createApiKey(services: Services, caller: Caller, input: CreateApiKeyInput) {
-  const environment = input.environment ?? caller.environment;
-  if (environment !== caller.environment) {
-    throw apiError('validation_error', `A ${caller.environment} key can only create ${caller.environment} keys.`, {
-      param: 'environment',
-    });
+  // The spec's default is `live`; a test or sandbox key may not mint live keys, so the default is the caller's
+  // own environment (live for a live key, as the spec says).
+  const { environment = caller.environment, mfa_code, ...key } = input;
+  if (!mintableEnvironments(caller.environment).includes(environment)) {
+    throw apiError(
+      'forbidden',
+      `A ${caller.environment} key cannot create ${environment} keys; it creates ${mintableEnvironments(caller.environment).join(' and ')} keys.`,
+      { param: 'environment' },
+    );
   }
   const scopes = resolveScopes(input.key_type, input.scopes);
-  await authoriseGrant(services, services.db, caller, input.key_type, scopes, input.mfa_code);
+  await authoriseGrant(services, caller, input.key_type, scopes, mfa_code);
+  return issueApiKey(
+    services,
+    { workspaceId: caller.workspaceId, userId: caller.userId, environment },
+    {
+      ...key,
+      scopes,
+    },
+  );
+}
+
+export type KeyOwner = { workspaceId: string; userId: string; environment: Environment };
+
+export type IssueApiKeyInput = Omit<CreateApiKeyInput, 'environment' | 'mfa_code' | 'scopes'> & { scopes: string[] };
+
+/**
+ * Mints a key for `owner` in `owner.environment`, with scopes already resolved: no authorisation, no
+ * MFA. The route reaches it only through createApiKey; tests use it to build fixtures.
+ */
+export async function issueApiKey(services: Services, owner: KeyOwner, input: IssueApiKeyInput) {
+  const tenant = { workspaceId: owner.workspaceId, environment: owner.environment };
   const expiresAt = input.expires_in_days === undefined ? null : new Date(Date.now() + input.expires_in_days * DAY_MS);
-  const { value, displayPrefix } = generateKeyValue(environment, input.key_type);
+  const { value, displayPrefix } = generateKeyValue(owner.environment, input.key_type);
 
   const row = await services.db.transaction(async (tx) => {
     const keys = createApiKeyQueries(tx);
     const id = await keys.insert({
-      workspaceId: caller.workspaceId,
-      userId: caller.userId,
-      environment,
+      workspaceId: owner.workspaceId,
+      userId: owner.userId,
+      environment: owner.environment,
       name: input.name,
       description: input.description ?? '',
       keyType: input.key_type,
-      scopes,
+      scopes: input.scopes,
       allowedIps: input.allowed_ips ?? [],
       maxUses: input.max_uses ?? null,
       expiresAt,
     });
     await keys.insertSecret(id, hashKeyValue(services.keys.apiKeyPepper, value), displayPrefix);
-    const created = await mustFind(tx, caller, id);
-    await createEventQueries(tx).record(tenantOf(caller), 'api_key.created', { api_key: eventView(created) });
+    const created = await keys.find(tenant, id);
+    if (!created) throw notFound('API key');
+    // The event belongs to the environment of the key it describes (webhooks and GET /v1/events there).
+    await createEventQueries(tx).record(tenant, 'api_key.created', { api_key: eventView(created) });
     if (expiresAt) await services.lifecycle.scheduleExpiry(id, expiresAt);
     return created;
   });
@@ -82,20 +109,14 @@ export async function getApiKey(services: Services, caller: Caller, id: string) 
 }
 
 export async function updateApiKey(services: Services, caller: Caller, id: string, input: UpdateApiKeyInput) {
+  const need = await checkBeforeTransaction(services, caller, id, input.mfa_code, (key) =>
+    updateNeed(caller, key, input),
+  );
   const row = await services.db.transaction(async (tx) => {
     const keys = createApiKeyQueries(tx);
     const current = await keys.findForUpdate(tenantOf(caller), id);
     if (!current) throw notFound('API key');
-    if (current.revoked_at) throw apiError('validation_error', 'A revoked key cannot be changed.', { param: 'id' });
-    if (input.scopes !== undefined) {
-      if (current.key_type === 'full') {
-        throw apiError('validation_error', 'A full key holds every scope; create a restricted key to limit scopes.', {
-          param: 'scopes',
-        });
-      }
-      const added = input.scopes.filter((s) => !current.scopes.includes(s));
-      await authoriseGrant(services, tx, caller, 'restricted', added, input.mfa_code);
-    }
+    recheckInTransaction(need, updateNeed(caller, current, input));
     await keys.update(id, {
       name: input.name,
       description: input.description,
@@ -112,6 +133,33 @@ export async function updateApiKey(services: Services, caller: Caller, id: strin
     return updated;
   });
   return presentApiKey(row);
+}
+
+/**
+ * Refuses what the caller may not do to `current` at all, and returns the verification code the change needs
+ * (null when none): granting a sensitive scope, or loosening a key stronger than the caller (docs/api-keys.md,
+ * "Stronger keys"). Tightening is always free.
+ */
+function updateNeed(caller: Caller, current: ApiKeyRow, input: UpdateApiKeyInput): MfaNeed | null {
+  if (current.revoked_at) throw apiError('validation_error', 'A revoked key cannot be changed.', { param: 'id' });
+  if (input.scopes !== undefined && current.key_type === 'full') {
+    throw apiError('validation_error', 'A full key holds every scope; create a restricted key to limit scopes.', {
+      param: 'scopes',
+    });
+  }
+  const added = (input.scopes ?? []).filter((s) => !current.scopes.includes(s));
+  refuseScopesBeyond(caller, 'restricted', added);
+  const loosened = isStronger(caller, { keyType: current.key_type, scopes: current.scopes })
+    ? loosenedFields(current, { ...input, addedScopes: added })
+    : [];
+  if (loosened.length > 0) {
+    return {
+      sensitiveScopes: sensitiveScopesGranted(current.key_type, [...current.scopes, ...added]),
+      reason: `to loosen (${loosened.join(', ')}) a key holding scopes this key lacks`,
+    };
+  }
+  const sensitive = sensitiveScopesGranted('restricted', added);
+  return sensitive.length > 0 ? grantNeed(sensitive) : null;
 }
 
 export async function revokeApiKey(services: Services, caller: Caller, id: string, reason: string) {
@@ -135,16 +183,12 @@ export async function rotateApiKey(
   input: { grace_period_hours?: number | undefined; mfa_code?: string | undefined },
 ) {
   const graceHours = input.grace_period_hours ?? services.config.apiKeys.rotationGraceHours;
+  const need = await checkBeforeTransaction(services, caller, id, input.mfa_code, (key) => rotateNeed(caller, key));
   const result = await services.db.transaction(async (tx) => {
     const keys = createApiKeyQueries(tx);
     const current = await keys.findForUpdate(tenantOf(caller), id);
     if (!current) throw notFound('API key');
-    if (current.revoked_at) throw apiError('validation_error', 'A revoked key cannot be rotated.', { param: 'id' });
-    if (current.expires_at && current.expires_at.getTime() <= Date.now()) {
-      throw apiError('validation_error', 'An expired key cannot be rotated.', { param: 'id' });
-    }
-    // Rotation mints a new value with the key's scopes: the same checks as creating it.
-    await authoriseGrant(services, tx, caller, current.key_type, current.scopes, input.mfa_code);
+    recheckInTransaction(need, rotateNeed(caller, current));
     const validUntil = new Date(Date.now() + graceHours * HOUR_MS);
     const previous = await keys.startGrace(id, validUntil);
     const { value, displayPrefix } = generateKeyValue(current.environment, current.key_type);
@@ -165,7 +209,45 @@ export async function rotateApiKey(
   };
 }
 
-function resolveScopes(keyType: KeyType, scopes: string[] | undefined): string[] {
+/**
+ * Rotation mints a new value with the key's scopes: the same checks as creating it. A key stronger than the
+ * caller is refused outright (scope_missing), code or not: the caller would receive its value.
+ */
+function rotateNeed(caller: Caller, current: ApiKeyRow): MfaNeed | null {
+  if (current.revoked_at) throw apiError('validation_error', 'A revoked key cannot be rotated.', { param: 'id' });
+  if (current.expires_at && current.expires_at.getTime() <= Date.now()) {
+    throw apiError('validation_error', 'An expired key cannot be rotated.', { param: 'id' });
+  }
+  refuseScopesBeyond(caller, current.key_type, current.scopes);
+  const sensitive = sensitiveScopesGranted(current.key_type, current.scopes);
+  return sensitive.length > 0 ? grantNeed(sensitive) : null;
+}
+
+/**
+ * Checks a change against the key as it is and verifies the code it needs, before the change's transaction:
+ * a wrong code's count and a spent code must outlive that transaction's rollback, and slonik lets no other
+ * connection run inside it. The transaction checks again on the locked row (recheckInTransaction).
+ */
+async function checkBeforeTransaction(
+  services: Services,
+  caller: Caller,
+  id: string,
+  mfaCode: string | undefined,
+  check: (key: ApiKeyRow) => MfaNeed | null,
+): Promise<MfaNeed | null> {
+  const key = await createApiKeyQueries(services.db).find(tenantOf(caller), id);
+  if (!key) throw notFound('API key');
+  const need = check(key);
+  if (need) await verifyMfaCode(services, caller, mfaCode, need);
+  return need;
+}
+
+/** The key changed between the check and the lock so that it now needs a code no one checked: refuse. */
+function recheckInTransaction(verified: MfaNeed | null, now: MfaNeed | null) {
+  if (now && !verified) throw mfaRequired('A verification code is required', now);
+}
+
+export function resolveScopes(keyType: KeyType, scopes: string[] | undefined): string[] {
   if (keyType === 'full') {
     if (scopes !== undefined && !(scopes.length === 1 && scopes[0] === '*')) {
       throw apiError('validation_error', 'A full key holds every scope; send key_type "restricted" to limit scopes.', {
@@ -180,21 +262,29 @@ function resolveScopes(keyType: KeyType, scopes: string[] | undefined): string[]
 /** A key never grants more than its creator holds, and sensitive scopes need a fresh TOTP code. */
 async function authoriseGrant(
   services: Services,
-  db: CommonQueryMethods,
   caller: Caller,
   keyType: KeyType,
   scopes: readonly string[],
   mfaCode: string | undefined,
 ) {
+  refuseScopesBeyond(caller, keyType, scopes);
+  const sensitive = sensitiveScopesGranted(keyType, scopes);
+  if (sensitive.length > 0) await verifyMfaCode(services, caller, mfaCode, grantNeed(sensitive));
+}
+
+function refuseScopesBeyond(caller: Caller, keyType: KeyType, scopes: readonly string[]) {
   const beyond = scopesBeyond(caller, { keyType, scopes });
   if (beyond.length > 0) {
     throw apiError('scope_missing', `This key cannot grant scopes it does not hold: ${beyond.join(', ')}.`, {
       param: 'scopes',
     });
   }
-  const sensitive = sensitiveScopesGranted(keyType, scopes);
-  if (sensitive.length > 0) await verifyMfaCode(services, db, caller, mfaCode, sensitive);
 }
+
+const grantNeed = (sensitive: readonly string[]): MfaNeed => ({
+  sensitiveScopes: sensitive,
+  reason: `to grant sensitive scopes: ${sensitive.join(', ')}`,
+});
 
 async function mustFind(tx: DatabaseTransactionConnection, caller: Caller, id: string): Promise<ApiKeyRow> {
   const row = await createApiKeyQueries(tx).find(tenantOf(caller), id);

@@ -8,6 +8,20 @@ export type Environment = 'live' | 'test' | 'sandbox';
 const SECRET_LENGTH = 40;
 const KEY_PATTERN = /^svc_(?:(rk)_)?(live|test|sandbox)_([0-9A-Za-z]{40})$/;
 
+const MINTABLE: Record<Environment, readonly Environment[]> = {
+  live: ['live', 'test'],
+  test: ['test'],
+  sandbox: ['sandbox'],
+};
+
+/**
+ * The environments a key may create keys in (docs/api-keys.md, "Environments"): a live key live and test keys,
+ * a test key test keys, a sandbox key sandbox keys. Never a live key from a test or sandbox key.
+ */
+export function mintableEnvironments(environment: Environment): readonly Environment[] {
+  return MINTABLE[environment];
+}
+
 export function keyValuePrefix(environment: Environment, keyType: KeyType): string {
   if (environment === 'sandbox') return 'svc_sandbox_';
   return keyType === 'restricted' ? `svc_rk_${environment}_` : `svc_${environment}_`;

@@ -4,7 +4,7 @@ import { constantTimeEqual } from './secrets.ts';
 // RFC 6238 TOTP: HMAC-SHA-1, 6 digits, 30-second steps, one step of drift
 // either way, the parameters every authenticator app uses by default.
 
-const STEP_SECONDS = 30;
+export const TOTP_STEP_MS = 30_000;
 const DIGITS = 6;
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -12,20 +12,33 @@ export function generateTotpSecret(): string {
   return base32Encode(randomBytes(20));
 }
 
+/** The time step (counter) of an instant. */
+export function totpStep(atMs: number): number {
+  return Math.floor(atMs / TOTP_STEP_MS);
+}
+
 export function totpCode(secretBase32: string, atMs: number): string {
-  return hotp(base32Decode(secretBase32), Math.floor(atMs / 1000 / STEP_SECONDS));
+  return hotp(base32Decode(secretBase32), totpStep(atMs));
+}
+
+/**
+ * The time step whose code `code` is, within one step of drift either way (the latest if several match), or
+ * null. The caller must still refuse a step it has already accepted (RFC 6238 section 5.2).
+ */
+export function matchTotpStep(secretBase32: string, code: string, nowMs: number): number | null {
+  if (!/^\d{6}$/.test(code)) return null;
+  const key = base32Decode(secretBase32);
+  const step = totpStep(nowMs);
+  let matched: number | null = null;
+  // Check every window without returning early, so timing says nothing.
+  for (const drift of [-1, 0, 1]) {
+    if (constantTimeEqual(Buffer.from(hotp(key, step + drift)), Buffer.from(code))) matched = step + drift;
+  }
+  return matched;
 }
 
 export function verifyTotp(secretBase32: string, code: string, nowMs: number): boolean {
-  if (!/^\d{6}$/.test(code)) return false;
-  const key = base32Decode(secretBase32);
-  const step = Math.floor(nowMs / 1000 / STEP_SECONDS);
-  let matched = false;
-  // Check every window without returning early, so timing says nothing.
-  for (const drift of [-1, 0, 1]) {
-    if (constantTimeEqual(Buffer.from(hotp(key, step + drift)), Buffer.from(code))) matched = true;
-  }
-  return matched;
+  return matchTotpStep(secretBase32, code, nowMs) !== null;
 }
 
 function hotp(key: Buffer, counter: number): string {

@@ -5,8 +5,10 @@ import { Redis } from 'ioredis';
 import { defaultHealthProbes } from '../../api/health-probes.ts';
 import { RateLimiter } from '../../api/rate-limiter.ts';
 import { createServer } from '../../api/server.ts';
+import { type IssueApiKeyInput, issueApiKey, resolveScopes } from '../../lib/api-keys/service.ts';
+import type { Environment } from '../../lib/api-keys/values.ts';
 import { loadConfig } from '../../lib/config.ts';
-import { totpCode } from '../../lib/crypto/totp.ts';
+import { TOTP_STEP_MS, totpCode } from '../../lib/crypto/totp.ts';
 import { createDatabasePool } from '../../lib/db/pool.ts';
 import { buildServices, type Services } from '../../lib/services.ts';
 import { connectTemporal, temporalLifecycles } from '../../lib/temporal.ts';
@@ -34,7 +36,28 @@ export type CallOptions = {
 
 export type ApiResponse = { status: number; headers: Headers; body: any; text: string };
 
-export type TestWorkspace = BootstrapResult & { mfa: () => string };
+export type TestWorkspace = BootstrapResult & {
+  /**
+   * A verification code of a time step this workspace has not handed out before, valid now (the current step,
+   * or the next one, which the server accepts as one step of drift). The server accepts each step once (RFC 6238
+   * §5.2), so two codes are at hand at any moment; throws when both are spent: `await nextMfa()` then. Codes are
+   * handed out in order, so requests carrying them must reach the server in that order: tests that send codes
+   * concurrently use a workspace of their own.
+   */
+  mfa: () => string;
+  /** Like mfa(), or undefined when no unused step is valid yet. */
+  tryMfa: () => string | undefined;
+  /** Like mfa(), waiting for the next 30 s step when both codes at hand are spent. Use sparingly. */
+  nextMfa: () => Promise<string>;
+  /**
+   * A key of the owner's, minted through the domain layer: no route, no authorisation, no MFA. For fixtures;
+   * tests of key creation itself go through the API. Fires api_key.created like the route.
+   */
+  mintKey: (body: MintKeyBody, environment?: Environment) => Promise<MintedKey>;
+};
+
+export type MintKeyBody = Partial<Omit<IssueApiKeyInput, 'name' | 'scopes'>> & { name: string; scopes?: string[] };
+export type MintedKey = Awaited<ReturnType<typeof issueApiKey>>;
 
 export async function startApi(env: Record<string, string> = {}): Promise<TestApi> {
   // Links the API hands out (upload URLs, download links) must point at this server.
@@ -88,7 +111,37 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
       workspaceName: name,
       ownerEmail: `owner-${randomBytes(4).toString('hex')}@example.com`,
     });
-    return { ...result, mfa: () => totpCode(result.mfa_secret, Date.now()) };
+    let lastStep = Number.NEGATIVE_INFINITY;
+    const tryMfa = () => {
+      const now = Math.floor(Date.now() / TOTP_STEP_MS);
+      const step = Math.max(lastStep + 1, now);
+      if (step > now + 1) return undefined;
+      lastStep = step;
+      return totpCode(result.mfa_secret, step * TOTP_STEP_MS);
+    };
+    const mfa = () => {
+      const code = tryMfa();
+      if (code === undefined) throw new Error('both codes at hand are spent: await ws.nextMfa() for the next step');
+      return code;
+    };
+    const nextMfa = async () => {
+      for (;;) {
+        const code = tryMfa();
+        if (code !== undefined) return code;
+        // The step after lastStep is at hand (as the next step) once the clock enters lastStep.
+        const wait = lastStep * TOTP_STEP_MS - Date.now() + 50;
+        await new Promise((resolve) => setTimeout(resolve, Math.max(wait, 50)));
+      }
+    };
+    const mintKey = (body: MintKeyBody, environment: Environment = 'live') => {
+      const keyType = body.key_type ?? 'full';
+      return issueApiKey(
+        services,
+        { workspaceId: result.workspace_id, userId: result.user_id, environment },
+        { ...body, key_type: keyType, scopes: resolveScopes(keyType, body.scopes) },
+      );
+    };
+    return { ...result, mfa, tryMfa, nextMfa, mintKey };
   };
 
   return {

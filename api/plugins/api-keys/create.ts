@@ -9,7 +9,8 @@ export const createRoute: ServerRoute = {
   path: '/v1/api-keys',
   options: {
     description: 'Create an API key',
-    notes: 'The full key value is returned once. Granting a sensitive scope (a full key always does) needs `mfa_code`.',
+    notes:
+      'The full key value is returned once. Granting a sensitive scope (a full key always does) needs `mfa_code`, a TOTP code each of whose time steps is accepted once. `environment` defaults to the calling key\'s own: a live key creates live and test keys, a test key test keys, a sandbox key sandbox keys; any other gives 403 `forbidden` (`param: "environment"`).',
     tags: ['api', 'api-keys'],
     plugins: { valise: { scope: 'api_keys:manage', audit: { action: 'api_key.create', resourceType: 'api_key' } } },
     validate: {

@@ -11,7 +11,7 @@ export const updateRoute: ServerRoute = {
   options: {
     description: 'Update an API key',
     notes:
-      'The key value is not regenerated. Adding a sensitive scope needs `mfa_code`. `max_uses: null` lifts the cap.',
+      'The key value is not regenerated. Adding a sensitive scope needs `mfa_code`; so does loosening a key stronger than the calling key (one holding a scope it lacks): re-activating it, clearing or widening `allowed_ips`, raising or lifting `max_uses`, adding scopes. Tightening needs no code. `max_uses: null` lifts the cap.',
     tags: ['api', 'api-keys'],
     plugins: { valise: { scope: 'api_keys:manage', audit: { action: 'api_key.update', resourceType: 'api_key' } } },
     validate: {
