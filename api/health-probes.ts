@@ -1,10 +1,11 @@
-import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import type { Client, Connection } from '@temporalio/client';
 import type { Redis } from 'ioredis';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Config } from '../lib/config.ts';
 import { sql } from '../lib/db/sql.ts';
+import { createS3Client } from '../lib/storage/object-store.ts';
 import { type HealthProbe, tcpProbe } from './health.ts';
 
 export function defaultHealthProbes(deps: {
@@ -14,12 +15,8 @@ export function defaultHealthProbes(deps: {
   temporal: Client;
 }): HealthProbe[] {
   const { config } = deps;
-  const s3 = new S3Client({
-    endpoint: config.s3.endpoint,
-    region: config.s3.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
-  });
+  // A pool of its own, with the object store's timeouts: a hung S3 never piles up probes.
+  const { client: s3 } = createS3Client(config.s3, { maxSockets: 2 });
   return [
     {
       name: 'database',

@@ -67,8 +67,9 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     rulesPlugin,
     webPlugin,
   ]);
-  // Uploads and downloads of large files outlast Node's default 5-minute request timeout;
-  // JSON routes are still bounded by hapi's payload timeout.
+  // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their
+  // routes bound themselves (idle and request timeouts, docs/transfers.md). JSON routes are
+  // still bounded by hapi's payload timeout, and request heads by Node's headersTimeout (60 s).
   server.listener.requestTimeout = 0;
   answerClientErrors(server, config.api.docsBaseUrl);
   await server.initialize();

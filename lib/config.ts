@@ -60,6 +60,12 @@ const schema = z
     S3_BUCKET: z.string().default('valise'),
     S3_ACCESS_KEY_ID: z.string().default('valise'),
     S3_SECRET_ACCESS_KEY: z.string().default('valise-dev-secret'),
+    // Sockets of the object-store pool that uploads, scans and other internal traffic share (per process).
+    S3_MAX_SOCKETS: positive.default(50),
+    // Waiting for a pooled socket and connecting; then until the response head; then silence on the socket.
+    S3_CONNECT_TIMEOUT: duration.prefault('10s'),
+    S3_REQUEST_TIMEOUT: duration.prefault('2m'),
+    S3_SOCKET_TIMEOUT: duration.prefault('2m'),
     CLAMD_HOST: z.string().default('127.0.0.1'),
     CLAMD_PORT: port.default(3310),
     SMTP_HOST: z.string().default('127.0.0.1'),
@@ -110,6 +116,16 @@ const schema = z
       .max(24 * 7)
       .default(24),
     DOWNLOAD_LINK_SECONDS: positive.default(300),
+    // A stalled client is cut off after the idle timeout; a trickling one after the request timeout.
+    UPLOAD_IDLE_TIMEOUT: duration.prefault('60s'),
+    UPLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
+    DOWNLOAD_IDLE_TIMEOUT: duration.prefault('60s'),
+    DOWNLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
+    // Downloads streaming at once, per API process: per client address, per transfer, in all
+    // (also the size of the downloads' own object-store pool).
+    DOWNLOADS_PER_IP: positive.default(8),
+    DOWNLOADS_PER_TRANSFER: positive.default(32),
+    DOWNLOADS_MAX: positive.default(64),
     PASSWORD_ATTEMPTS_PER_15_MIN: positive.default(10),
   })
   .superRefine((env, ctx) => {
@@ -168,6 +184,10 @@ function toConfig(env: z.infer<typeof schema>) {
       bucket: env.S3_BUCKET,
       accessKeyId: env.S3_ACCESS_KEY_ID,
       secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+      maxSockets: env.S3_MAX_SOCKETS,
+      connectTimeoutMs: env.S3_CONNECT_TIMEOUT,
+      requestTimeoutMs: env.S3_REQUEST_TIMEOUT,
+      socketTimeoutMs: env.S3_SOCKET_TIMEOUT,
     },
     clamd: { host: env.CLAMD_HOST, port: env.CLAMD_PORT, timeoutMs: env.CLAMD_TIMEOUT_MS },
     smtp: {
@@ -210,6 +230,14 @@ function toConfig(env: z.infer<typeof schema>) {
       defaultExpiryHours: env.TRANSFER_DEFAULT_EXPIRY_HOURS,
       uploadWindowHours: env.UPLOAD_WINDOW_HOURS,
       downloadLinkSeconds: env.DOWNLOAD_LINK_SECONDS,
+      uploads: { idleMs: env.UPLOAD_IDLE_TIMEOUT, requestMs: env.UPLOAD_REQUEST_TIMEOUT },
+      downloads: {
+        idleMs: env.DOWNLOAD_IDLE_TIMEOUT,
+        requestMs: env.DOWNLOAD_REQUEST_TIMEOUT,
+        perIp: env.DOWNLOADS_PER_IP,
+        perTransfer: env.DOWNLOADS_PER_TRANSFER,
+        max: env.DOWNLOADS_MAX,
+      },
       passwordAttemptsPer15Min: env.PASSWORD_ATTEMPTS_PER_15_MIN,
       approvalRecheckMs: env.TRANSFER_APPROVAL_RECHECK,
     },

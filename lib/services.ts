@@ -6,6 +6,7 @@ import { type Keyring, parseKeyring } from './crypto/key-wrap.ts';
 import { deriveKey } from './crypto/secrets.ts';
 import { Paginator } from './pagination.ts';
 import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
+import { createPublicDownloads, type PublicDownloads } from './transfers/download-gate.ts';
 import type { TransferLifecycle } from './transfers/lifecycle.ts';
 import type { WebhookDeliverer } from './webhooks/deliveries.ts';
 
@@ -20,6 +21,8 @@ export type Services = {
   transfers: TransferLifecycle;
   webhooks: WebhookDeliverer;
   objects: ObjectStore;
+  /** Public downloads: bounded, with an object-store pool of their own. */
+  downloads: PublicDownloads;
   usage: UsageRecorder;
 };
 
@@ -40,6 +43,7 @@ export function buildServices(config: Config, db: DatabasePool, lifecycles: Life
     transfers: lifecycles.transfers,
     webhooks: lifecycles.webhooks,
     objects: createObjectStore(config.s3),
+    downloads: createPublicDownloads(config),
     usage: new UsageRecorder(db),
   };
 }

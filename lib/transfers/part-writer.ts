@@ -52,10 +52,18 @@ export class PartWriter extends Writable {
     }, callback);
   }
 
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    // An interrupted upload (a stalled client, a dropped connection) lets go of its part at once.
+    this.buffer = Buffer.alloc(0);
+    this.filled = 0;
+    callback(error);
+  }
+
   private async consume(chunk: Buffer): Promise<void> {
     this.received += chunk.length;
     let offset = 0;
     while (offset < chunk.length) {
+      if (this.destroyed) return;
       const part = this.parts[this.index];
       if (!part) throw new UploadSizeError(this.expected, this.received);
       const take = Math.min(part.blobBytes - this.filled, chunk.length - offset);
@@ -68,6 +76,7 @@ export class PartWriter extends Writable {
 
   private async flush(part: Part): Promise<void> {
     await this.sink(part, this.buffer.subarray(0, this.filled));
+    if (this.destroyed) return;
     this.index++;
     this.filled = 0;
     const next = this.parts[this.index];

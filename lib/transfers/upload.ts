@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { PassThrough, type Readable, Transform } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { generateDataKey, unwrapDataKey, wrapDataKey } from '../crypto/key-wrap.ts';
 import { createEncryptStream, NONCE_PREFIX_SIZE, SizeMismatchError } from '../crypto/segmented-aead.ts';
@@ -11,11 +11,14 @@ import type { Services } from '../services.ts';
 import { PartWriter, UploadSizeError } from './part-writer.ts';
 import { PART_PLAINTEXT, partPlan, SEGMENT_SIZE } from './parts.ts';
 import { presentFile } from './present.ts';
+import { StallGuard, UploadTimeoutError } from './stall-guard.ts';
 
 // PUT /v1/uploads/{token}: one file, streamed straight through encryption
 // into S3 multipart parts. Resumable: committed parts survive an interrupted
 // request, HEAD reports how far the file got, and a PUT with Content-Range
-// continues from there.
+// continues from there. A client that falls silent (UPLOAD_IDLE_TIMEOUT) or
+// trickles past UPLOAD_REQUEST_TIMEOUT is disconnected: its part buffer goes,
+// its committed parts stay, and it resumes like any interrupted upload.
 
 export type UploadTarget = { transfer: TransferRow; file: FileRow };
 
@@ -50,6 +53,8 @@ export async function receiveUpload(
   target: UploadTarget,
   body: Readable,
   headers: { contentRange?: string | undefined; contentLength?: string | undefined },
+  /** When the request arrived (epoch ms): UPLOAD_REQUEST_TIMEOUT counts from there. */
+  receivedAt = Date.now(),
 ) {
   const { transfer } = target;
   let { file } = target;
@@ -82,10 +87,14 @@ export async function receiveUpload(
   }
   file = leased;
   try {
-    return await streamParts(services, transfer, file, range, body);
+    return await streamParts(services, transfer, file, range, body, receivedAt);
   } catch (error) {
     if (error instanceof UploadSizeError || error instanceof SizeMismatchError) {
       throw apiError('validation_error', error.message, { param: 'body' });
+    }
+    // The connection is gone with the body (the pipeline destroyed it); this is for the logs.
+    if (error instanceof UploadTimeoutError) {
+      throw apiError('validation_error', error.message, { param: 'body', status: 408 });
     }
     throw error;
   } finally {
@@ -93,7 +102,14 @@ export async function receiveUpload(
   }
 }
 
-async function streamParts(services: Services, transfer: TransferRow, file: FileRow, range: Range, body: Readable) {
+async function streamParts(
+  services: Services,
+  transfer: TransferRow,
+  file: FileRow,
+  range: Range,
+  body: Readable,
+  receivedAt: number,
+) {
   const { start, end } = range;
   const uploads = createUploadQueries(services.db);
   const objects = services.objects;
@@ -123,12 +139,6 @@ async function streamParts(services: Services, transfer: TransferRow, file: File
   const multipartId = uploadId;
   if (!multipartId) throw new Error('resuming an upload that has no multipart upload');
 
-  const writer = new PartWriter(plan.slice(firstPart, lastPart + 1), async (part, bytes) => {
-    const etag = await objects.uploadPart(file.object_key, multipartId, part.number, bytes);
-    const stored = { partNumber: part.number, etag };
-    parts = [...parts, stored];
-    await uploads.commitPart(file.id, stored, part.plainEnd);
-  });
   // The hash is of the plaintext, so it can only be computed when this request carries all of it;
   // otherwise the worker's scan records it.
   const hash = start === 0 && end === file.size ? createHash('sha256') : null;
@@ -147,7 +157,18 @@ async function streamParts(services: Services, transfer: TransferRow, file: File
       }),
     );
   }
-  await pipeline(body, ...(stages.length > 0 ? stages : [new PassThrough()]), writer);
+  const limits = services.config.transfers.uploads;
+  const guard = new StallGuard({ ...limits, deadline: receivedAt + limits.requestMs });
+  const writer = new PartWriter(plan.slice(firstPart, lastPart + 1), (part, bytes) =>
+    // Storing a part is the server's time, not the client's silence.
+    guard.whileBusy(async () => {
+      const etag = await objects.uploadPart(file.object_key, multipartId, part.number, bytes);
+      const stored = { partNumber: part.number, etag };
+      parts = [...parts, stored];
+      await uploads.commitPart(file.id, stored, part.plainEnd);
+    }),
+  );
+  await pipeline(body, guard, ...stages, writer);
   // A chunk that ends before the file does leaves its parts committed and the file waiting for the next.
   if (end === file.size) {
     await objects.completeMultipart(file.object_key, multipartId, parts);

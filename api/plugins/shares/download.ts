@@ -1,7 +1,23 @@
-import type { ServerRoute } from '@hapi/hapi';
+import type { Request, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
+import { verifyToken } from '../../../lib/crypto/signed-token.ts';
+import { apiError } from '../../../lib/errors.ts';
+import type { DownloadRefusal } from '../../../lib/transfers/download-gate.ts';
 import { openDownload } from '../../../lib/transfers/share.ts';
+import { clientIp } from '../../client-ip.ts';
 import { headerOf } from '../../types.ts';
+
+/** A refused download is worth retrying soon: slots free up as other downloads end. */
+const RETRY_AFTER_SECONDS = 5;
+
+const REFUSALS: Record<DownloadRefusal, string> = {
+  downloads_per_ip: 'Too many downloads from your address at once. Retry when one has finished.',
+  downloads_per_transfer: 'Too many downloads of this transfer at once. Retry in a moment.',
+  downloads_busy: 'Too many downloads in progress. Retry in a moment.',
+};
+
+/** What to undo once a download's response has ended, however it ended: its slot, its timer. */
+const endings = new WeakMap<Request, () => void>();
 
 export const downloadRoute: ServerRoute = {
   method: 'GET',
@@ -9,7 +25,8 @@ export const downloadRoute: ServerRoute = {
   options: {
     auth: false,
     description: 'Download one file',
-    notes: 'Streams the file (decrypted in server mode). Supports a single HTTP Range. Links expire after 300 seconds.',
+    notes:
+      'Streams the file (decrypted in server mode). Supports a single HTTP Range. Links expire after 300 seconds. A client that reads nothing for `DOWNLOAD_IDLE_TIMEOUT` (60 s), or is still downloading after `DOWNLOAD_REQUEST_TIMEOUT` (6 h), is disconnected (resume with Range). Past `DOWNLOADS_PER_IP` downloads at once from one address or `DOWNLOADS_PER_TRANSFER` of one transfer: 429 `rate_limited` with `Retry-After`.',
     tags: ['api', 'shares'],
     validate: {
       params: Joi.object({
@@ -19,19 +36,68 @@ export const downloadRoute: ServerRoute = {
           .required(),
       }),
     },
+    // Not hapi's socket timeout: the handler sets the idle timeout once the body starts.
     timeout: { socket: false },
     // Ranges are served here, from the segments they need, and bodies are sent as they are.
     response: { ranges: false },
+    ext: {
+      onPostResponse: {
+        method: (request, h) => {
+          endings.get(request)?.();
+          return h.continue;
+        },
+      },
+    },
   },
   handler: async (request, h) => {
     const { services } = request.server.app;
+    const token = (request.params as { token: string }).token;
+    const limits = services.config.transfers.downloads;
+    // The link names its transfer; a link that does not verify is refused by openDownload below.
+    const link = verifyToken(services.keys.links, 'download', token);
+    if (link.ok) {
+      const slot = services.downloads.gate.enter(clientIp(request, services.config), link.data.t ?? '');
+      if (!slot.ok) {
+        throw apiError('rate_limited', REFUSALS[slot.reason], {
+          headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+          details: { reason: slot.reason },
+        });
+      }
+      endings.set(request, slot.release);
+    }
+    // Read through the downloads' own object-store pool, never the one uploads use.
     const download = await openDownload(
-      services,
-      (request.params as { token: string }).token,
+      { ...services, objects: services.downloads.objects },
+      token,
       headerOf(request, 'range'),
     );
+    limitDuration(request, limits);
     const response = h.response(download.stream).code(download.status).compressed('identity');
     for (const [name, value] of Object.entries(download.headers)) response.header(name, value);
     return response;
   },
 };
+
+/**
+ * Disconnects a download whose client takes nothing for `idleMs` (Node counts each write the
+ * socket completes as activity, so a client that reads slowly but steadily is not idle) or that
+ * is still running `requestMs` after it arrived. Destroying the response makes hapi destroy the
+ * content stream, which releases its object-store socket.
+ */
+function limitDuration(request: Request, limits: { idleMs: number; requestMs: number }) {
+  const res = request.raw.res;
+  const cutOff = (why: string) => () => {
+    request.log(['download', 'timeout'], why);
+    res.destroy();
+  };
+  res.setTimeout(limits.idleMs, cutOff(`nothing taken for ${limits.idleMs} ms`));
+  const total = setTimeout(
+    cutOff(`still running after ${limits.requestMs} ms`),
+    Math.max(0, request.info.received + limits.requestMs - Date.now()),
+  );
+  const release = endings.get(request);
+  endings.set(request, () => {
+    clearTimeout(total);
+    release?.();
+  });
+}

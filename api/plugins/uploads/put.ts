@@ -12,13 +12,14 @@ export const putRoute: ServerRoute = {
     auth: false,
     description: 'Upload one file',
     notes:
-      'The body is the file, streamed. To resume, send `Content-Range: bytes <offset>-<size-1>/<size>` with the rest, where offset is the `Upload-Offset` a HEAD returns. A client that cannot stream may send chunks that end at a multiple of `part_size`; each is committed.',
+      'The body is the file, streamed. To resume, send `Content-Range: bytes <offset>-<size-1>/<size>` with the rest, where offset is the `Upload-Offset` a HEAD returns. A client that cannot stream may send chunks that end at a multiple of `part_size`; each is committed. A client that sends nothing for `UPLOAD_IDLE_TIMEOUT` (60 s), or is still sending after `UPLOAD_REQUEST_TIMEOUT` (6 h), is disconnected; its committed parts stay, so it resumes.',
     tags: ['api', 'uploads'],
     payload: {
       output: 'stream',
       parse: false,
       maxBytes: Number.MAX_SAFE_INTEGER,
-      // A large file takes as long as it takes; the size checks end bad uploads.
+      // Not hapi's timeouts: receiveUpload ends a body that stalls (UPLOAD_IDLE_TIMEOUT, not
+      // counting the time spent storing parts) or runs too long (UPLOAD_REQUEST_TIMEOUT).
       timeout: false,
       allow: ['application/octet-stream', 'binary/octet-stream', 'application/json'],
     },
@@ -28,9 +29,19 @@ export const putRoute: ServerRoute = {
   handler: async (request, h) => {
     const { services } = request.server.app;
     const target = await resolveUpload(services, (request.params as { token: string }).token);
-    const result = await receiveUpload(services, target, request.payload as Readable, {
-      contentRange: headerOf(request, 'content-range'),
-      contentLength: headerOf(request, 'content-length'),
+    const socket = request.raw.req.socket;
+    const result = await receiveUpload(
+      services,
+      target,
+      request.payload as Readable,
+      { contentRange: headerOf(request, 'content-range'), contentLength: headerOf(request, 'content-length') },
+      request.info.received,
+    ).catch((error: unknown) => {
+      // A body given up before it was all received (a stalled or trickling client) leaves the
+      // connection unusable; hapi takes it for the client's abort, answers nothing and would
+      // keep the connection open.
+      if (request.raw.req.destroyed && !request.raw.req.complete) socket.destroy();
+      throw error;
     });
     return h.response(result).header('Upload-Offset', String(result.upload_offset));
   },

@@ -1,0 +1,437 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import http from 'node:http';
+import net from 'node:net';
+import test, { type ExecutionContext } from 'ava';
+import { PART_PLAINTEXT } from '../lib/transfers/parts.ts';
+import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+import { content, createTransfer, links, put, waitForTransfer } from './helpers/transfers.ts';
+
+// Slow-loris clients: uploads that send a few bytes and then nothing, downloads
+// that read nothing, many at once from one address and one link. They must be
+// closed after the idle timeout, bounded per address and per link, and never
+// take the object store's sockets from other users' transfers.
+//
+// Every test starts its own API with short timeouts; the connections stall on
+// raw sockets, and the API's own listener says when it closed each of them.
+// Clients bind to addresses of 127.0.0.0/8 (loopback) to be told apart by IP.
+
+const MiB = 1024 * 1024;
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+let base: TestApi;
+let attacker: TestWorkspace;
+let other: TestWorkspace;
+/** A transfer whose file is larger than every socket buffer between MinIO and a paused client. */
+let big: { shortCode: string; bytes: Buffer };
+/** Another user's small active transfer. */
+let small: { shortCode: string; bytes: Buffer };
+
+test.before(async () => {
+  base = await startApi();
+  attacker = await base.workspace('Slow clients: attacker');
+  other = await base.workspace('Slow clients: someone else');
+  const bigBytes = randomBytes(64 * MiB);
+  const bigTransfer = await createTransfer(base, attacker.keys.test, {
+    encryption_mode: 'e2e',
+    files: [{ name: 'big.val', size: bigBytes.length }],
+  });
+  const smallBytes = content(2 * MiB + 17);
+  const smallTransfer = await createTransfer(base, other.keys.test, {
+    files: [{ name: 'small.bin', size: smallBytes.length }],
+  });
+  for (const [entry, bytes] of [
+    [bigTransfer.upload_urls[0], bigBytes],
+    [smallTransfer.upload_urls[0], smallBytes],
+  ] as const) {
+    const answer = await put(entry?.url ?? '', bytes);
+    if (answer.status !== 200) throw new Error(`fixture upload failed: ${answer.status}`);
+  }
+  await waitForTransfer(base, attacker.keys.test, bigTransfer.transfer.id, (tr) => tr.status === 'active');
+  await waitForTransfer(base, other.keys.test, smallTransfer.transfer.id, (tr) => tr.status === 'active');
+  big = { shortCode: bigTransfer.transfer.short_code, bytes: bigBytes };
+  small = { shortCode: smallTransfer.transfer.short_code, bytes: smallBytes };
+});
+test.after.always(() => base?.close());
+
+async function apiWith(t: ExecutionContext, env: Record<string, string>) {
+  const api = await startApi({ RATE_LIMIT_PUBLIC: '100000', ...env });
+  const connections = trackConnections(api);
+  t.teardown(() => api.close());
+  return { api, connections };
+}
+
+/** When the API closed each connection, seen from its own listener, by client address and port. */
+function trackConnections(api: TestApi) {
+  const closedAt = new Map<string, number>();
+  const open = new Set<string>();
+  api.server.listener.on('connection', (socket: net.Socket) => {
+    const key = `${socket.remoteAddress}:${socket.remotePort}`;
+    open.add(key);
+    socket.once('close', () => {
+      open.delete(key);
+      closedAt.set(key, Date.now());
+    });
+  });
+  return {
+    isOpen: (key: string) => open.has(key),
+    closed: (key: string, timeoutMs: number) => eventually(async () => closedAt.get(key), timeoutMs, 25),
+  };
+}
+
+async function downloadUrl(api: TestApi, shortCode: string): Promise<string> {
+  const answer = await links(api, shortCode);
+  if (answer.status !== 200) throw new Error(`download-links: ${answer.status} ${answer.text}`);
+  return answer.body.files[0].download_url;
+}
+
+async function connectFrom(url: URL, localAddress: string) {
+  const socket = net.connect({ host: url.hostname, port: Number(url.port), localAddress });
+  socket.on('error', () => {}); // the API may reset a stalled connection: that is the point
+  await once(socket, 'connect');
+  return { socket, key: `${socket.localAddress}:${socket.localPort}` };
+}
+
+type StalledDownload = {
+  key: string;
+  socket: net.Socket;
+  /** 0 when no response head came within the wait. */
+  status: number;
+  head: string;
+  body: string;
+  /** When the request was sent, and when the client stopped reading. */
+  sentAt: number;
+  stalledAt: number;
+};
+
+/** GET a download URL, read the response head, then read nothing more (the socket is paused). */
+async function stalledDownload(t: ExecutionContext, url: string, from = '127.0.0.1', headWithinMs = 15_000) {
+  const target = new URL(url);
+  const { socket, key } = await connectFrom(target, from);
+  t.teardown(() => socket.destroy());
+  const sentAt = Date.now();
+  socket.write(`GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\n\r\n`);
+  let received = Buffer.alloc(0);
+  return new Promise<StalledDownload>((resolve) => {
+    const done = (status: number, head: string, body: string) => {
+      clearTimeout(timer);
+      socket.off('data', onData);
+      socket.pause();
+      resolve({ key, socket, status, head, body, sentAt, stalledAt: Date.now() });
+    };
+    const timer = setTimeout(() => done(0, '', ''), headWithinMs);
+    function onData(chunk: Buffer) {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      const head = received.subarray(0, end).toString('latin1');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+      if (status >= 200 && status < 300) return done(status, head, '');
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (received.length < end + 4 + length) return;
+      done(status, head, received.subarray(end + 4, end + 4 + length).toString('utf8'));
+    }
+    socket.on('data', onData);
+  });
+}
+
+/** PUT to an upload URL declaring `size` bytes, send `sent`, then send nothing more (still reading). */
+async function stalledUpload(t: ExecutionContext, url: string, size: number, sent: Buffer, from = '127.0.0.1') {
+  const target = new URL(url);
+  const { socket, key } = await connectFrom(target, from);
+  t.teardown(() => socket.destroy());
+  const clientClosed = once(socket, 'close').then(() => Date.now());
+  socket.resume();
+  const sentAt = Date.now();
+  socket.write(
+    `PUT ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${size}\r\n\r\n`,
+  );
+  await new Promise<void>((resolve, reject) => socket.write(sent, (error) => (error ? reject(error) : resolve())));
+  return { key, socket, sentAt, stalledAt: Date.now(), clientClosed };
+}
+
+/** A GET from a chosen loopback address, body read in full. */
+function getFrom(
+  url: string,
+  localAddress: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { localAddress, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+      );
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.setTimeout(30_000, () => request.destroy(new Error(`no progress on ${url} for 30 s`)));
+  });
+}
+
+/** `work`, or a failure naming what did not finish in time. */
+async function within<T>(ms: number, what: string, work: Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return { value: await Promise.race([work, deadline]), ms: Date.now() - started };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Another user sends a fresh 9 MiB file (two parts) and downloads their existing one, from another address. */
+async function otherUsersTransfer(api: TestApi) {
+  const bytes = content(9 * MiB + 5);
+  const created = await createTransfer(api, other.keys.test, { files: [{ name: 'fresh.bin', size: bytes.length }] });
+  const upload = await within(20_000, "the other user's upload", put(created.upload_urls[0]?.url ?? '', bytes));
+  const url = await downloadUrl(api, small.shortCode);
+  const download = await within(20_000, "the other user's download", getFrom(url, '127.0.0.2'));
+  return { upload, download };
+}
+
+const errorOf = (body: string) => JSON.parse(body).error as { code: string; reason?: string };
+
+test.serial(
+  'an upload whose client stops sending is closed after UPLOAD_IDLE_TIMEOUT and resumes from its stored part',
+  async (t) => {
+    const { api, connections } = await apiWith(t, { UPLOAD_IDLE_TIMEOUT: '2s' });
+    const bytes = content(PART_PLAINTEXT + 1000);
+    const created = await createTransfer(api, other.keys.test, { files: [{ name: 'stalls.bin', size: bytes.length }] });
+    const url = created.upload_urls[0]?.url ?? '';
+
+    // One whole part and a few bytes of the next, then silence.
+    const stall = await stalledUpload(t, url, bytes.length, bytes.subarray(0, PART_PLAINTEXT + 10));
+    const closedAt = await connections.closed(stall.key, 20_000);
+    t.true(
+      closedAt - stall.stalledAt >= 2_000 - 20,
+      `closed ${closedAt - stall.stalledAt} ms after the client fell silent`,
+    );
+    await within(5_000, 'the client seeing its connection closed', stall.clientClosed);
+
+    // The lease is released and the stored part kept: the same URL resumes where it stopped.
+    const head = await fetch(url, { method: 'HEAD' });
+    t.is(head.headers.get('upload-offset'), String(PART_PLAINTEXT));
+    const rest = await put(url, bytes.subarray(PART_PLAINTEXT), {
+      'content-range': `bytes ${PART_PLAINTEXT}-${bytes.length - 1}/${bytes.length}`,
+    });
+    t.is(rest.status, 200, JSON.stringify(rest.body));
+    t.is(rest.body.upload_state, 'uploaded');
+    await waitForTransfer(api, other.keys.test, created.transfer.id, (tr) => tr.status === 'active');
+    const received = await getFrom(await downloadUrl(api, created.transfer.short_code), '127.0.0.1');
+    t.is(sha256(received.body), sha256(bytes));
+  },
+);
+
+test.serial(
+  'a download whose client reads nothing is closed after DOWNLOAD_IDLE_TIMEOUT and its S3 stream released',
+  async (t) => {
+    const { api, connections } = await apiWith(t, { DOWNLOAD_IDLE_TIMEOUT: '2s' });
+    const url = await downloadUrl(api, big.shortCode);
+    const stall = await stalledDownload(t, url);
+    t.is(stall.status, 200);
+    // Kernel buffers keep taking bytes for a moment after the client pauses, so the server's
+    // idle clock starts a little after the client's: closed at least the idle timeout later.
+    const closedAt = await connections.closed(stall.key, 45_000);
+    t.true(
+      closedAt - stall.stalledAt >= 2_000 - 20,
+      `closed ${closedAt - stall.stalledAt} ms after the client stopped reading`,
+    );
+    await eventually(
+      async () => (api.services.downloads.objects.sockets().active === 0 ? true : undefined),
+      10_000,
+      25,
+    );
+    t.is(api.services.downloads.gate.active(), 0);
+
+    // The same link from the same address downloads in full afterwards.
+    const again = await getFrom(url, '127.0.0.1');
+    t.is(again.status, 200);
+    t.is(sha256(again.body), sha256(big.bytes));
+  },
+);
+
+test.serial(
+  'concurrent downloads are bounded per client address: past DOWNLOADS_PER_IP, 429 rate_limited with Retry-After',
+  async (t) => {
+    const { api } = await apiWith(t, { DOWNLOADS_PER_IP: '3', DOWNLOADS_PER_TRANSFER: '100' });
+    const url = await downloadUrl(api, big.shortCode);
+    const admitted = await Promise.all([1, 2, 3].map(() => stalledDownload(t, url, '127.0.0.21')));
+    t.deepEqual(
+      admitted.map((d) => d.status),
+      [200, 200, 200],
+    );
+    const refused = await stalledDownload(t, url, '127.0.0.21');
+    t.is(refused.status, 429);
+    t.regex(refused.head, /\r\nretry-after: \d+/i);
+    t.deepEqual(errorOf(refused.body), { ...errorOf(refused.body), code: 'rate_limited', reason: 'downloads_per_ip' });
+
+    // Another address is not affected; and a slot is given back as soon as a download ends.
+    t.is((await stalledDownload(t, url, '127.0.0.22')).status, 200);
+    admitted[0]?.socket.destroy();
+    await eventually(
+      async () => {
+        const retry = await stalledDownload(t, url, '127.0.0.21');
+        retry.socket.destroy();
+        return retry.status === 200 ? true : undefined;
+      },
+      10_000,
+      50,
+    );
+    t.pass();
+  },
+);
+
+test.serial(
+  'concurrent downloads are bounded per link: past DOWNLOADS_PER_TRANSFER, 429; other transfers still download',
+  async (t) => {
+    const { api } = await apiWith(t, { DOWNLOADS_PER_IP: '100', DOWNLOADS_PER_TRANSFER: '3' });
+    const url = await downloadUrl(api, big.shortCode);
+    const admitted = await Promise.all(
+      ['127.0.0.31', '127.0.0.32', '127.0.0.33'].map((ip) => stalledDownload(t, url, ip)),
+    );
+    t.deepEqual(
+      admitted.map((d) => d.status),
+      [200, 200, 200],
+    );
+    const refused = await stalledDownload(t, url, '127.0.0.34');
+    t.is(refused.status, 429);
+    t.regex(refused.head, /\r\nretry-after: \d+/i);
+    t.deepEqual(errorOf(refused.body), {
+      ...errorOf(refused.body),
+      code: 'rate_limited',
+      reason: 'downloads_per_transfer',
+    });
+
+    const elsewhere = await getFrom(await downloadUrl(api, small.shortCode), '127.0.0.34');
+    t.is(elsewhere.status, 200);
+    t.is(sha256(elsewhere.body), sha256(small.bytes));
+  },
+);
+
+const FLOOD = 60; // more than the 50 sockets of an S3 client with the SDK's defaults
+
+test.serial(
+  `${FLOOD} stalled downloads and 10 stalled uploads from one address and one link: another user's upload and download complete meanwhile; the stalls are closed after the idle timeout`,
+  async (t) => {
+    const idleMs = 15_000;
+    const { api, connections } = await apiWith(t, { DOWNLOAD_IDLE_TIMEOUT: '15s', UPLOAD_IDLE_TIMEOUT: '15s' });
+    const url = await downloadUrl(api, big.shortCode);
+    const uploads = await createTransfer(api, attacker.keys.test, {
+      files: Array.from({ length: 10 }, (_, i) => ({ name: `stall-${i}.bin`, size: 3 * MiB })),
+    });
+
+    const downloads = await Promise.all(
+      Array.from({ length: FLOOD }, () => stalledDownload(t, url, '127.0.0.1', 10_000)),
+    );
+    const stalledUploads = await Promise.all(
+      uploads.upload_urls.map((entry) => stalledUpload(t, entry.url, entry.size, randomBytes(100))),
+    );
+
+    const { upload, download } = await otherUsersTransfer(api);
+    t.log(`other user's 9 MiB upload: ${upload.ms} ms, 2 MiB download: ${download.ms} ms, with ${FLOOD} + 10 stalls`);
+    t.is(upload.value.status, 200, JSON.stringify(upload.value.body));
+    t.is(download.value.status, 200);
+    t.is(sha256(download.value.body), sha256(small.bytes));
+
+    const admitted = downloads.filter((d) => d.status === 200);
+    const refused = downloads.filter((d) => d.status === 429);
+    t.log(`downloads: ${admitted.length} admitted, ${refused.length} refused with 429`);
+    t.is(admitted.length, api.services.config.transfers.downloads.perIp);
+    t.is(refused.length, FLOOD - admitted.length);
+    for (const d of refused) t.is(errorOf(d.body).code, 'rate_limited');
+    // The other user's transfer went through while every admitted stall was still held open.
+    for (const stall of [...admitted, ...stalledUploads]) t.true(connections.isOpen(stall.key), 'still open');
+
+    const delays: number[] = [];
+    for (const stall of [...admitted, ...stalledUploads]) {
+      const closedAt = await connections.closed(stall.key, idleMs + 45_000);
+      delays.push(closedAt - stall.stalledAt);
+      t.true(closedAt - stall.stalledAt >= idleMs - 20, `closed ${closedAt - stall.stalledAt} ms after stalling`);
+    }
+    t.log(`stalls closed ${Math.min(...delays)} to ${Math.max(...delays)} ms after they fell silent`);
+    await eventually(
+      async () => (api.services.downloads.objects.sockets().active === 0 ? true : undefined),
+      10_000,
+      25,
+    );
+    t.is(api.services.downloads.gate.active(), 0);
+    const again = await getFrom(url, '127.0.0.1');
+    t.is(sha256(again.body), sha256(big.bytes));
+  },
+);
+
+test.serial(
+  `public downloads cannot take the object store's sockets from uploads: past DOWNLOADS_MAX at once, 429`,
+  async (t) => {
+    const { api } = await apiWith(t, {
+      DOWNLOAD_IDLE_TIMEOUT: '15s',
+      DOWNLOADS_PER_IP: '1000',
+      DOWNLOADS_PER_TRANSFER: '1000',
+      DOWNLOADS_MAX: '8',
+    });
+    const url = await downloadUrl(api, big.shortCode);
+    const downloads = await Promise.all(
+      Array.from({ length: FLOOD }, () => stalledDownload(t, url, '127.0.0.1', 10_000)),
+    );
+
+    const bytes = content(9 * MiB + 5);
+    const created = await createTransfer(api, other.keys.test, { files: [{ name: 'fresh.bin', size: bytes.length }] });
+    const upload = await within(20_000, "the other user's upload", put(created.upload_urls[0]?.url ?? '', bytes));
+    t.log(`other user's 9 MiB upload: ${upload.ms} ms, with ${FLOOD} stalled downloads`);
+    t.is(upload.value.status, 200, JSON.stringify(upload.value.body));
+
+    const admitted = downloads.filter((d) => d.status === 200);
+    const refused = downloads.filter((d) => d.status === 429);
+    t.is(admitted.length, 8);
+    t.is(refused.length, FLOOD - 8);
+    t.is(errorOf(refused[0]?.body ?? '{}').reason, 'downloads_busy');
+    t.true(api.services.downloads.objects.sockets().active <= 8);
+  },
+);
+
+test.serial(
+  'UPLOAD_REQUEST_TIMEOUT and DOWNLOAD_REQUEST_TIMEOUT end requests that trickle without ever going idle',
+  async (t) => {
+    const { api, connections } = await apiWith(t, {
+      UPLOAD_IDLE_TIMEOUT: '2s',
+      UPLOAD_REQUEST_TIMEOUT: '3s',
+      DOWNLOAD_IDLE_TIMEOUT: '2s',
+      DOWNLOAD_REQUEST_TIMEOUT: '3s',
+    });
+    const created = await createTransfer(api, other.keys.test, { files: [{ name: 'trickle.bin', size: MiB }] });
+    const upload = await stalledUpload(t, created.upload_urls[0]?.url ?? '', MiB, Buffer.from('x'));
+    const download = await stalledDownload(t, await downloadUrl(api, big.shortCode));
+    t.is(download.status, 200);
+
+    // A byte up, and whatever arrived read down, every 400 ms: never idle for 2 s.
+    let sent = 1;
+    let read = 0;
+    download.socket.on('data', (chunk: Buffer) => {
+      read += chunk.length;
+      download.socket.pause();
+    });
+    const ticker = setInterval(() => {
+      if (!upload.socket.destroyed && sent < 100) upload.socket.write('x', () => sent++);
+      if (!download.socket.destroyed) download.socket.resume();
+    }, 400);
+    t.teardown(() => clearInterval(ticker));
+
+    const uploadClosed = await connections.closed(upload.key, 20_000);
+    const downloadClosed = await connections.closed(download.key, 20_000);
+    clearInterval(ticker);
+    t.true(
+      uploadClosed - upload.sentAt >= 3_000 - 20,
+      `upload closed ${uploadClosed - upload.sentAt} ms after it began`,
+    );
+    t.true(
+      downloadClosed - download.sentAt >= 3_000 - 20,
+      `download closed ${downloadClosed - download.sentAt} ms after it began`,
+    );
+    t.true(sent >= 6, `${sent} bytes trickled up`);
+    t.true(read > 0, `${read} bytes trickled down`);
+  },
+);
