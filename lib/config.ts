@@ -93,6 +93,7 @@ const schema = z
       .default(24),
     DOWNLOAD_LINK_SECONDS: positive.default(300),
     PASSWORD_ATTEMPTS_PER_15_MIN: positive.default(10),
+    PASSWORD_LINK_ATTEMPTS_PER_15_MIN: positive.default(100),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && !env.VALISE_SECRET) {
@@ -179,7 +180,10 @@ function toConfig(env: z.infer<typeof schema>) {
       defaultExpiryHours: env.TRANSFER_DEFAULT_EXPIRY_HOURS,
       uploadWindowHours: env.UPLOAD_WINDOW_HOURS,
       downloadLinkSeconds: env.DOWNLOAD_LINK_SECONDS,
+      /** Wrong share passwords per link and client address (an IPv6 /64) per 15-minute window. */
       passwordAttemptsPer15Min: env.PASSWORD_ATTEMPTS_PER_15_MIN,
+      /** Wrong share passwords per link, all addresses together, past which only addresses that never failed are heard. */
+      passwordLinkAttemptsPer15Min: env.PASSWORD_LINK_ATTEMPTS_PER_15_MIN,
     },
   };
 }

@@ -258,7 +258,8 @@ test('revoking deletes the transfer at once: keys destroyed, downloads refused, 
   await eventually(async () => ((await storedBlob(key ?? '')) === null ? true : undefined));
   t.is((await api.call('DELETE', `/v1/transfers/${created.transfer.id}`, { key: ws.keys.live })).status, 200);
   const page = await api.call('GET', `/v1/shares/${created.transfer.short_code}`);
-  t.is(page.body.blocked_reason, 'revoked');
+  t.is(page.status, 410);
+  t.is(page.body.error.reason, 'revoked');
 });
 
 test('expiry ends the transfer at expires_at and destroys its content', async (t) => {
