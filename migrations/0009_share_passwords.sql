@@ -13,8 +13,10 @@ CREATE TABLE share_password_attempts (
 
 -- Uses of download links (docs/transfers.md, "Download links"). Each
 -- download-links call is a grant (its id is inside the link's token); a
--- (grant, file) row is leased while one request streams the file and marked
--- completed once its last byte has been sent, after which the link is spent.
+-- (grant, file) row is leased while one request streams the file, counts the
+-- bytes sent, and is marked completed once the file's last byte has been
+-- sent: from then on only ranges that resume are served, within twice the
+-- file's size in all.
 CREATE TABLE download_link_uses (
   grant_id uuid NOT NULL,
   file_id uuid NOT NULL REFERENCES transfer_files (id) ON DELETE CASCADE,
@@ -22,6 +24,7 @@ CREATE TABLE download_link_uses (
   expires_at timestamptz NOT NULL,
   holder uuid,
   held_until timestamptz,
+  bytes_sent bigint NOT NULL DEFAULT 0,
   completed_at timestamptz,
   PRIMARY KEY (grant_id, file_id)
 );

@@ -341,8 +341,11 @@ export const DOWNLOAD_SAFETY_HEADERS: Readonly<Record<string, string>> = {
 /**
  * Streams one file for a download link; a Range fetches and decrypts only the
  * segments it needs. A link serves one request at a time (another gets 429
- * `link_in_use`), may be resumed with Range as often as needed, and is spent
- * once a response has sent the file's last byte (then 403 `link_used`).
+ * `link_in_use`) and may be resumed with Range. Once a response has sent the
+ * file's last byte, a request from byte 0 is refused (403 `link_used`), and
+ * ranges that resume are served only while the link has sent less than twice
+ * the file's size in all: a connection that dropped with the end of the file
+ * in flight can still finish, and a link never sends more than two copies' worth.
  */
 export async function openDownload(
   services: Services,
@@ -376,7 +379,13 @@ export async function openDownload(
 
   const use = { grantId, fileId: file.id, holder: randomUUID() };
   const uses = createShareQueries(services.db);
-  const claim = await uses.claimLinkUse({ ...use, expiresAt: check.expiresAt });
+  const claim = await uses.claimLinkUse({
+    ...use,
+    expiresAt: check.expiresAt,
+    start: wanted?.start ?? 0,
+    length: wanted ? wanted.end - wanted.start + 1 : size,
+    budget: 2 * size,
+  });
   if (claim === 'used') {
     throw apiError(
       'forbidden',
@@ -396,15 +405,13 @@ export async function openDownload(
   try {
     content = await openContent(services, file, transfer.encryption_mode, wanted);
   } catch (error) {
-    await uses.releaseLinkUse(use);
+    await uses.endLinkUse(use, 0, false);
     // Keys destroyed between the check above and now: the transfer just ended.
     if (error instanceof ContentDestroyedError) throw blockedError('revoked');
     throw error;
   }
   const reachesEnd = !wanted || wanted.end >= size - 1;
-  const stream = spentOnLastByte(content, reachesEnd ? () => uses.completeLinkUse(use) : null, () =>
-    uses.releaseLinkUse(use),
-  );
+  const stream = spentOnLastByte(content, reachesEnd, (bytes, completed) => uses.endLinkUse(use, bytes, completed));
   const headers: Record<string, string> = {
     'Content-Type': transfer.encryption_mode === 'e2e' ? 'application/octet-stream' : file.mime_type,
     'Content-Disposition': contentDisposition(file.name),
@@ -431,40 +438,47 @@ function linkExpired() {
 }
 
 /**
- * Passes `content` through, holding back its last chunk until `complete` has
- * recorded the link as spent: no client has the file's last byte before the
- * link is spent. A stream that ends before that (the client went away, a
- * range that stops short) runs `release` instead, so the link can resume.
+ * Passes `content` through and reports how the use ended. With `reachesEnd`,
+ * the last chunk is held back until the use is recorded as complete: no client
+ * has the file's last byte before the link is spent. A stream that stops
+ * before its end (the client went away) ends the use without completing it,
+ * so the link can resume.
  */
 function spentOnLastByte(
   content: Readable,
-  complete: (() => Promise<void>) | null,
-  release: () => Promise<void>,
+  reachesEnd: boolean,
+  end: (bytes: number, completed: boolean) => Promise<void>,
 ): Readable {
   let held: Buffer | null = null;
-  let spent = false;
+  let sent = 0;
+  let ended = false;
   const out = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       const previous = held;
       held = chunk;
+      if (previous) sent += previous.length;
       callback(null, previous ?? undefined);
     },
     flush(callback) {
       const last = held;
       held = null;
-      if (!complete) return callback(null, last ?? undefined);
-      complete().then(
-        () => {
-          spent = true;
-          callback(null, last ?? undefined);
+      if (!reachesEnd) {
+        if (last) sent += last.length;
+        return callback(null, last ?? undefined);
+      }
+      ended = true;
+      end(sent + (last?.length ?? 0), true).then(
+        () => callback(null, last ?? undefined),
+        (error: Error) => {
+          ended = false;
+          callback(error);
         },
-        (error: Error) => callback(error),
       );
     },
   });
   out.once('close', () => {
-    // A failed release leaves the lease to run out with the link itself.
-    if (!spent) release().catch(() => undefined);
+    // A failed write leaves the lease to run out with the link itself.
+    if (!ended) end(sent, false).catch(() => undefined);
   });
   pipeline(content, out, () => undefined);
   return out;

@@ -52,15 +52,19 @@ export function createShareQueries(db: CommonQueryMethods) {
     },
 
     /**
-     * Takes the lease on a (grant, file) link for one request, unless the link
-     * is spent or another request holds it. Also drops rows of links expired
-     * for an hour.
+     * Takes the lease on a (grant, file) link for one request of `length`
+     * bytes from byte `start`, unless another request holds it, or the link
+     * is spent: its last byte sent and this request starting at byte 0, or
+     * `budget` bytes sent in all. Also drops rows of links expired an hour ago.
      */
     async claimLinkUse(use: {
       grantId: string;
       fileId: string;
       holder: string;
       expiresAt: Date;
+      start: number;
+      length: number;
+      budget: number;
     }): Promise<'claimed' | 'in_use' | 'used'> {
       await db.query(sql.typeAlias('void')`
         DELETE FROM download_link_uses WHERE expires_at < ms_now() - interval '1 hour'`);
@@ -70,26 +74,30 @@ export function createShareQueries(db: CommonQueryMethods) {
           ${sql.timestamp(use.expiresAt)})
         ON CONFLICT (grant_id, file_id) DO UPDATE
           SET holder = excluded.holder, held_until = excluded.held_until
-          WHERE u.completed_at IS NULL AND (u.held_until IS NULL OR u.held_until <= ms_now())
+          WHERE (u.held_until IS NULL OR u.held_until <= ms_now())
+            AND (u.completed_at IS NULL OR ${use.start} > 0)
+            AND u.bytes_sent + ${use.length} <= ${use.budget}
         RETURNING holder`);
       if (claimed) return 'claimed';
-      const state = await db.maybeOne(sql.type(z.object({ completed: z.boolean() }))`
-        SELECT completed_at IS NOT NULL AS completed FROM download_link_uses
+      const state = await db.maybeOne(sql.type(z.object({ held: z.boolean() }))`
+        SELECT held_until IS NOT NULL AND held_until > ms_now() AS held FROM download_link_uses
         WHERE grant_id = ${use.grantId} AND file_id = ${use.fileId}`);
-      return state?.completed ? 'used' : 'in_use';
+      return state?.held ? 'in_use' : 'used';
     },
 
-    /** The holder's request sent the file's last byte: the link is spent. */
-    async completeLinkUse(use: { grantId: string; fileId: string; holder: string }): Promise<void> {
+    /**
+     * The holder's request is over, having sent `bytes`: the lease ends, and
+     * with `completed` (the file's last byte was sent) the link is spent.
+     */
+    async endLinkUse(
+      use: { grantId: string; fileId: string; holder: string },
+      bytes: number,
+      completed: boolean,
+    ): Promise<void> {
       await db.query(sql.typeAlias('void')`
-        UPDATE download_link_uses SET completed_at = ms_now(), holder = NULL, held_until = NULL
-        WHERE grant_id = ${use.grantId} AND file_id = ${use.fileId} AND holder = ${use.holder}`);
-    },
-
-    /** The holder's request ended before the last byte: another may resume. */
-    async releaseLinkUse(use: { grantId: string; fileId: string; holder: string }): Promise<void> {
-      await db.query(sql.typeAlias('void')`
-        UPDATE download_link_uses SET holder = NULL, held_until = NULL
+        UPDATE download_link_uses
+        SET holder = NULL, held_until = NULL, bytes_sent = bytes_sent + ${bytes},
+          completed_at = CASE WHEN ${completed} THEN coalesce(completed_at, ms_now()) ELSE completed_at END
         WHERE grant_id = ${use.grantId} AND file_id = ${use.fileId} AND holder = ${use.holder}`);
     },
   };
