@@ -191,7 +191,7 @@ function page(shared: SharedView, options: { problem: string | null; unlock: str
       ? ''
       : ` · ${shared.downloads_remaining} ${shared.downloads_remaining === 1 ? 'download' : 'downloads'} left`;
   const state = shared.available
-    ? `<p class="meta" id="share-meta">${escapeHtml(count)} · available until <time datetime="${escapeHtml(shared.expires_at.toISOString())}">${escapeHtml(until)}</time>${escapeHtml(remaining)}</p>`
+    ? `<p class="meta"><span id="share-count">${escapeHtml(count)}</span> · available until <time datetime="${escapeHtml(shared.expires_at.toISOString())}">${escapeHtml(until)}</time>${escapeHtml(remaining)}</p>`
     : stateBox(shared.blocked_reason ?? 'expired');
   const password =
     shared.available && shared.password_required && !unlock
