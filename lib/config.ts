@@ -127,6 +127,7 @@ const schema = z
     DOWNLOADS_PER_TRANSFER: positive.default(32),
     DOWNLOADS_MAX: positive.default(64),
     PASSWORD_ATTEMPTS_PER_15_MIN: positive.default(10),
+    PASSWORD_LINK_ATTEMPTS_PER_15_MIN: positive.default(100),
   })
   .superRefine((env, ctx) => {
     if (env.TRUST_PROXY) {
@@ -238,7 +239,10 @@ function toConfig(env: z.infer<typeof schema>) {
         perTransfer: env.DOWNLOADS_PER_TRANSFER,
         max: env.DOWNLOADS_MAX,
       },
+      /** Wrong share passwords per link and client address (an IPv6 /64) per 15-minute window. */
       passwordAttemptsPer15Min: env.PASSWORD_ATTEMPTS_PER_15_MIN,
+      /** Wrong share passwords per link, all addresses together, past which only addresses that never failed are heard. */
+      passwordLinkAttemptsPer15Min: env.PASSWORD_LINK_ATTEMPTS_PER_15_MIN,
       approvalRecheckMs: env.TRANSFER_APPROVAL_RECHECK,
     },
   };

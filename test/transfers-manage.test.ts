@@ -159,13 +159,13 @@ test('passwords: missing or wrong ones are refused and recorded, the right one u
   t.false(shown.text.includes('scrypt'), 'the hash is never shown');
 });
 
-test('wrong passwords are rate-limited per transfer', async (t) => {
+test('wrong passwords from one address are rate-limited on a link, the right one included', async (t) => {
   const limited = await startApi({ PASSWORD_ATTEMPTS_PER_15_MIN: '3' });
   t.teardown(() => limited.close());
   const own = await limited.workspace('Guessing');
   const bytes = content(100);
   const created = await createTransfer(limited, own.keys.live, {
-    password: 'secret',
+    password: 'secret phrase',
     files: [{ name: 'f', size: bytes.length }],
   });
   await put(created.upload_urls[0]?.url ?? '', bytes);
@@ -174,7 +174,7 @@ test('wrong passwords are rate-limited per transfer', async (t) => {
   for (let i = 0; i < 4; i++)
     statuses.push((await links(limited, created.transfer.short_code, { password: 'guess' })).status);
   t.deepEqual(statuses, [403, 403, 403, 429]);
-  t.is((await links(limited, created.transfer.short_code, { password: 'secret' })).status, 429);
+  t.is((await links(limited, created.transfer.short_code, { password: 'secret phrase' })).status, 429);
 });
 
 test('max_downloads holds under concurrency: 20 parallel downloads of a transfer capped at 5, exactly 5 succeed', async (t) => {

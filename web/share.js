@@ -1,13 +1,15 @@
 import { formatBytes, messageOf } from '/assets/format.js';
 import { clickDownload, saveStream } from '/assets/save-stream.js';
 import { fileKey, linkKeyFrom } from '/assets/sdk/crypto/link-key.js';
-import { createDecryptStream } from '/assets/sdk/crypto/val1.js';
+import { createDecryptStream, DEFAULT_SEGMENT_SIZE, decryptedSize } from '/assets/sdk/crypto/val1.js';
 
 // The recipient page's script (the HTML comes from api/plugins/shares/page.ts).
-// It unlocks the transfer with the JSON API (one counted download per click),
-// then lets the browser download server-mode files, or fetches e2e blobs and
-// decrypts them here with the key from the link's fragment, which is read from
-// location.hash and never sent anywhere.
+// Behind a password the page names no file: "Unlock" sends the password to
+// POST /v1/shares/<code>/unlock (no download counted) and lists the files it
+// returns. A download asks for links with the JSON API (one counted download
+// per click), then lets the browser download server-mode files, or fetches e2e
+// blobs and decrypts them here with the key from the link's fragment, which is
+// read from location.hash and never sent anywhere.
 
 const form = document.getElementById('share-form');
 const problem = document.getElementById('problem');
@@ -22,6 +24,9 @@ const downloadAll = document.getElementById('download-all');
 const code = form?.dataset.code ?? '';
 const e2e = form?.dataset.mode === 'e2e';
 const buttons = () => [...document.querySelectorAll('#share-form button')];
+const locked = () => form?.dataset.locked === 'true';
+/** The password that unlocked the page: every request for links sends it again. */
+let unlockedWith = null;
 
 function showProblem(message) {
   problem.textContent = message;
@@ -49,12 +54,9 @@ function setBusy(busy) {
   form.setAttribute('aria-busy', String(busy));
 }
 
-/** One counted download: links for one file, or for all of them when `fileId` is null. */
-async function unlock(fileId) {
-  const body = {};
-  if (password?.value) body.password = password.value;
-  if (fileId) body.file_id = fileId;
-  const response = await fetch(`/v1/shares/${encodeURIComponent(code)}/download-links`, {
+/** POSTs JSON to the share API; a refusal becomes an Error with the server's message. */
+async function post(path, body) {
+  const response = await fetch(`/v1/shares/${encodeURIComponent(code)}/${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify(body),
@@ -70,6 +72,82 @@ async function unlock(fileId) {
     password?.select();
   }
   throw new Error(error.message ?? `The server answered ${response.status}. Try again.`);
+}
+
+const passwordBody = () => {
+  const value = unlockedWith ?? password?.value;
+  return value ? { password: value } : {};
+};
+
+/** One counted download: links for one file, or for all of them when `fileId` is null. */
+function unlock(fileId) {
+  return post('download-links', { ...passwordBody(), ...(fileId ? { file_id: fileId } : {}) });
+}
+
+/** What the recipient will save: e2e blobs are VAL1 with the SDK's 64 KiB segments. */
+function plainSizeOf(size) {
+  return e2e ? (decryptedSize(size, DEFAULT_SEGMENT_SIZE) ?? size) : size;
+}
+
+function fileRow(file) {
+  const row = document.createElement('li');
+  row.className = 'file';
+  row.dataset.fileId = file.id;
+  row.dataset.size = String(file.size);
+  row.dataset.plainSize = String(plainSizeOf(file.size));
+  const name = document.createElement('span');
+  name.className = 'file-name';
+  name.textContent = file.name;
+  const size = document.createElement('span');
+  size.className = 'file-size';
+  size.dataset.bytes = row.dataset.plainSize;
+  size.textContent = formatBytes(plainSizeOf(file.size));
+  const button = document.createElement('button');
+  button.type = 'submit';
+  button.name = 'file_id';
+  button.value = file.id;
+  button.className = 'secondary';
+  button.setAttribute('aria-label', `Download ${file.name}`);
+  button.textContent = 'Download';
+  row.append(name, ' ', size, button);
+  return row;
+}
+
+/** The unlocked view: title, file count and size, one row per file. */
+function showFiles(view) {
+  const title = view.transfer_title || 'Files shared with you';
+  document.getElementById('share-title').textContent = title;
+  document.title = `${title} · Valise`;
+  const total = view.files.reduce((sum, file) => sum + plainSizeOf(file.size), 0);
+  const count = document.getElementById('share-count');
+  if (count) {
+    count.textContent = `${view.files.length} ${view.files.length === 1 ? 'file' : 'files'}, ${formatBytes(total)}`;
+  }
+  const list = form.querySelector('ul.files');
+  list.replaceChildren(...view.files.map(fileRow));
+  list.hidden = false;
+  document.getElementById('unlock')?.remove();
+  const field = document.getElementById('password-field');
+  if (field) field.hidden = true;
+  form.dataset.locked = 'false';
+  if (downloadAll && view.files.length > 1) {
+    downloadAll.textContent = `Download all (${formatBytes(total)})`;
+    downloadAll.hidden = false;
+  }
+}
+
+async function unlockPage() {
+  clearProblem();
+  setBusy(true);
+  try {
+    const view = await post('unlock', passwordBody());
+    unlockedWith = password?.value ?? null;
+    showFiles(view);
+  } catch (error) {
+    showProblem(messageOf(error));
+  } finally {
+    setBusy(false);
+  }
 }
 
 async function decryptAndSave(file, link, fileCount) {
@@ -147,18 +225,22 @@ if (form && form.dataset.available === 'true') {
   }
   setBusy(false);
   if (downloadAll) {
-    downloadAll.hidden = false;
+    downloadAll.hidden = locked() || document.querySelectorAll('.file').length < 2;
     downloadAll.addEventListener('click', () => download(null));
   }
   form.addEventListener('submit', (event) => {
+    // A page unlocked by the form itself (sent before this script ran) carries the server's proof
+    // of the password instead of the password: its buttons post the form as they do without script.
+    if (form.querySelector('input[name="unlock"]')) return;
     event.preventDefault();
     const fileId = event.submitter?.value;
-    if (password && !password.value) {
+    if (password && unlockedWith === null && !password.value) {
       password.setAttribute('aria-invalid', 'true');
-      showProblem('Enter the password to download.');
+      showProblem(locked() ? 'Enter the password to see the files.' : 'Enter the password to download.');
       password.focus();
       return;
     }
-    download(fileId || null);
+    if (locked()) unlockPage();
+    else download(fileId || null);
   });
 }

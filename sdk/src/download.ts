@@ -31,7 +31,14 @@ export type DownloadedFile = SharedFile & {
 
 export async function downloadShare(shares: Shares, shareUrl: string, params: DownloadParams) {
   const code = shortCodeOf(shareUrl);
-  const shared = await shares.get(code, { signal: params.signal });
+  let shared = await shares.get(code, { signal: params.signal });
+  // Behind a password the view names no file until it is unlocked.
+  if (shared.files === null) {
+    shared = await shares.unlock(code, params.password === undefined ? {} : { password: params.password }, {
+      signal: params.signal,
+    });
+  }
+  const sharedFiles = shared.files ?? [];
   const linkKey = shared.encryption_mode === 'e2e' ? linkKeyFrom(shareUrl) : null;
   if (shared.encryption_mode === 'e2e' && !linkKey) {
     throw new ValiseError({
@@ -46,7 +53,7 @@ export async function downloadShare(shares: Shares, shareUrl: string, params: Do
   const files: DownloadedFile[] = [];
   for (const link of links.files) {
     if (wanted && !wanted.has(link.file_id)) continue;
-    const file = shared.files.find((f) => f.id === link.file_id);
+    const file = sharedFiles.find((f) => f.id === link.file_id);
     if (!file) throw new ValiseError({ code: 'unexpected_response', message: `no file ${link.file_id} in the share` });
     // The stored bytes (ciphertext in e2e mode) as one stream, even across dropped connections.
     let body = resumableBody(
@@ -54,7 +61,7 @@ export async function downloadShare(shares: Shares, shareUrl: string, params: Do
       { maxResumes: params.maxResumes ?? 3, signal: params.signal },
     );
     if (linkKey) {
-      const key = await fileKey(linkKey, file.id, shared.files.length);
+      const key = await fileKey(linkKey, file.id, sharedFiles.length);
       body = body.pipeThrough(createDecryptStream({ key, blobSize: file.size }));
     }
     let bytes = 0;

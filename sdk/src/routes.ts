@@ -25,6 +25,7 @@ export const ROUTES = {
   'uploads.put': 'PUT /v1/uploads/{token}',
 
   'shares.get': 'GET /v1/shares/{code}',
+  'shares.unlock': 'POST /v1/shares/{code}/unlock',
   'shares.downloadLinks': 'POST /v1/shares/{code}/download-links',
   'shares.openDownload': 'GET /v1/downloads/{token}',
 

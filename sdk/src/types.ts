@@ -25,7 +25,9 @@ export type ApproveTransferParams = BodyOf<'/v1/transfers/{id}/approve', 'post'>
 export type TransferFolder = ResponseOf<'/v1/transfers/{id}/folder', 'put'>;
 
 export type SharedTransfer = ResponseOf<'/v1/shares/{code}', 'get'>;
-export type SharedFile = SharedTransfer['files'][number];
+/** `files` is null behind a password until `shares.unlock`. */
+export type SharedFile = NonNullable<SharedTransfer['files']>[number];
+export type UnlockShareParams = BodyOf<'/v1/shares/{code}/unlock', 'post'>;
 export type DownloadLinks = ResponseOf<'/v1/shares/{code}/download-links', 'post'>;
 export type DownloadLinksParams = BodyOf<'/v1/shares/{code}/download-links', 'post'>;
 export type UploadStatus = ResponseOf<'/v1/uploads/{token}', 'get'>;

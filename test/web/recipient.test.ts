@@ -147,24 +147,31 @@ test('an e2e link without its key says so and offers no download', async (t) => 
   await page.close();
 });
 
-test('a wrong password is refused, then the right one downloads', async (t) => {
+test('behind a password the page names no file; a wrong password is refused, the right one lists the files and downloads', async (t) => {
   const bytes = content(50_000);
-  const created = await activeTransfer({ password: 'correct horse' }, bytes, 'secret.txt');
+  const created = await activeTransfer({ password: 'correct horse', transfer_title: 'Private' }, bytes, 'secret.txt');
   const page = await openPage(created.share_url);
+  t.is(await page.getByText('secret.txt').count(), 0, 'no file name before the password');
+  t.is(await page.getByText('Private').count(), 0, 'no title before the password');
   const field = page.getByLabel('Password');
   await field.fill('wrong guess');
-  await page.getByRole('button', { name: 'Download secret.txt' }).click();
+  await page.getByRole('button', { name: 'Unlock' }).click();
   await page.getByRole('alert').filter({ hasText: 'The password is not correct.' }).waitFor();
   t.is(await field.getAttribute('aria-invalid'), 'true');
   await screenshot(page, 'share-password-wrong');
   await field.fill('correct horse');
+  await page.getByRole('button', { name: 'Unlock' }).click();
+  await page.getByRole('heading', { name: 'Private' }).waitFor();
+  await screenshot(page, 'share-password-unlocked');
   const received = await downloadBytes(page, () => page.getByRole('button', { name: 'Download secret.txt' }).click());
   t.true(received.equals(bytes));
   await page.close();
 });
 
-async function expectState(t: any, shareUrl: string, state: string, text: RegExp) {
-  const page = await openPage(shareUrl);
+async function expectState(t: any, shareUrl: string, state: string, text: RegExp, status = 200) {
+  const page = await context.newPage();
+  const response = await page.goto(shareUrl);
+  t.is(response?.status(), status, state);
   const notice = page.locator(`[data-state="${state}"]`);
   await notice.waitFor();
   t.regex((await notice.textContent()) ?? '', text, state);
@@ -194,10 +201,10 @@ test('each blocked state is shown plainly', async (t) => {
   await waitForTransfer(api, ws.keys.test, approval.transfer.id, (tr) => tr.status !== 'scanning');
   await expectState(t, approval.share_url, 'awaiting_approval', /waiting for approval/);
   await expectState(t, limited.share_url, 'limit_reached', /download limit/);
-  await expectState(t, revoked.share_url, 'revoked', /deleted this transfer/);
+  await expectState(t, revoked.share_url, 'revoked', /deleted this transfer/, 410);
   const wait = new Date(expiring.transfer.expires_at).getTime() - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait + 500));
-  await expectState(t, expiring.share_url, 'expired', /expired/);
+  await expectState(t, expiring.share_url, 'expired', /expired/, 410);
 });
 
 test('the page fits a 360 px wide screen', async (t) => {
@@ -213,22 +220,61 @@ test('the page fits a 360 px wide screen', async (t) => {
   await page.close();
 });
 
-test('without JavaScript the form still downloads a server-mode file, after a wrong then right password', async (t) => {
+test('without JavaScript the form unlocks with the password (after a wrong one) and downloads a server-mode file', async (t) => {
   const bytes = content(120_000);
   const created = await activeTransfer({ password: 'open sesame', transfer_title: 'No script' }, bytes, 'plain.csv');
   const noScript = await browser.newContext({ acceptDownloads: true, javaScriptEnabled: false });
   try {
     const page = await noScript.newPage();
     await page.goto(created.share_url);
-    await page.getByRole('heading', { name: 'No script' }).waitFor();
+    await page.getByLabel('Password').waitFor();
+    t.is(await page.getByText('plain.csv').count(), 0, 'no file name before the password');
     await page.getByLabel('Password').fill('not it');
-    await page.getByRole('button', { name: 'Download plain.csv' }).click();
+    await page.getByRole('button', { name: 'Unlock' }).click();
     await page.getByRole('alert').filter({ hasText: 'The password is not correct.' }).waitFor();
     await screenshot(page, 'share-no-js-wrong-password');
     await page.getByLabel('Password').fill('open sesame');
+    await page.getByRole('button', { name: 'Unlock' }).click();
+    await page.getByRole('heading', { name: 'No script' }).waitFor();
     const received = await downloadBytes(page, () => page.getByRole('button', { name: 'Download plain.csv' }).click());
     t.true(received.equals(bytes));
   } finally {
     await noScript.close();
   }
+});
+
+test('an e2e transfer of two files behind a password is listed after the password and decrypts byte-identical', async (t) => {
+  const first = content(90_000);
+  const second = randomBytes(1_234);
+  const valise = new Valise({ apiKey: ws.keys.test, baseUrl: api.url });
+  const sent = await valise.transfers.send({
+    mode: 'e2e',
+    password: 'both files, please',
+    files: [
+      { blob: new Blob([new Uint8Array(first)]), name: 'one.bin' },
+      { blob: new Blob([new Uint8Array(second)]), name: 'two.bin' },
+    ],
+  });
+  await waitForTransfer(api, ws.keys.test, sent.transfer.id, (tr) => tr.status === 'active');
+  const page = await context.newPage();
+  await page.goto(sent.shareUrl);
+  await page.getByLabel('Password').fill('both files, please');
+  await page.getByRole('button', { name: 'Unlock' }).click();
+  await page.getByRole('button', { name: 'Download two.bin' }).waitFor();
+  const downloads: Buffer[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    page.on('download', (download) => {
+      bytesOf(download)
+        .then((b) => {
+          downloads.push(b);
+          if (downloads.length === 2) resolve();
+        })
+        .catch(reject);
+    });
+  });
+  await page.getByRole('button', { name: /Download all/ }).click();
+  await done;
+  t.true(downloads.some((b) => b.equals(first)));
+  t.true(downloads.some((b) => b.equals(second)));
+  await page.close();
 });

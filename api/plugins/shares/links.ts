@@ -13,7 +13,7 @@ export const linksRoute: ServerRoute = {
     auth: false,
     description: 'Unlock a shared transfer and get download links',
     notes:
-      'Counts one download of the transfer (against max_downloads) and returns a link per file (or for `file_id`), valid 300 seconds. Wrong passwords are limited per transfer.',
+      'Counts one download of the transfer (against max_downloads) and returns a link per file (or for `file_id`), valid 300 seconds. Each link serves its file until its last byte has been sent once (resumable with Range in between). Password attempts are limited per link and client address, with a link-wide ceiling (429 `rate_limited` with Retry-After).',
     tags: ['api', 'shares'],
     response: { schema: downloadLinks },
     validate: {

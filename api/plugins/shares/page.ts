@@ -1,8 +1,21 @@
+import Boom from '@hapi/boom';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { DEFAULT_SEGMENT_SIZE, decryptedSize } from '../../../lib/crypto/segmented-aead.ts';
+import { ERROR_STATUS } from '../../../lib/errors.ts';
 import { formatBytes } from '../../../lib/format.ts';
-import { findShared, issueDownloadLinks, presentShared } from '../../../lib/transfers/share.ts';
+import {
+  type Blocked,
+  blockedMessage,
+  endedReason,
+  findShared,
+  issueDownloadLinks,
+  presentShared,
+  type SharedView,
+  unlockedBy,
+  unlockWithProof,
+  viewShared,
+} from '../../../lib/transfers/share.ts';
 import { clientIp } from '../../client-ip.ts';
 import { id, text } from '../../schemas.ts';
 import { headerOf } from '../../types.ts';
@@ -10,24 +23,24 @@ import { escapeHtml, secureHtml } from '../web/security.ts';
 import { codeParams } from './schemas.ts';
 
 // The page behind share_url: server-rendered HTML for people (enhanced by
-// web/share.js, which also decrypts e2e files in the browser), the JSON of
-// GET /v1/shares/{code} for clients that ask for application/json. Without
-// JavaScript, the form still downloads server-mode files through POST /t/{code}.
-
-type Shared = ReturnType<typeof presentShared>;
+// web/share.js, which also unlocks with the JSON API and decrypts e2e files in
+// the browser), the JSON of GET /v1/shares/{code} for clients that ask for
+// application/json. Without JavaScript, the form still works through
+// POST /t/{code}: the password unlocks the page (which then carries a
+// 15-minute proof of it), and a file button downloads a server-mode file.
 
 export const pageRoute: ServerRoute = {
   method: 'GET',
   path: '/t/{code}',
   options: { auth: false, description: 'Share page', tags: ['shares'], validate: { params: codeParams } },
   handler: async (request, h) => {
-    const { transfer, files } = await findShared(
-      request.server.app.services,
-      (request.params as { code: string }).code,
-    );
-    const shared = presentShared(transfer, files);
-    if (wantsJson(request)) return shared;
-    return html(request, h, page(shared, null));
+    const { services } = request.server.app;
+    const code = (request.params as { code: string }).code;
+    if (wantsJson(request)) return viewShared(services, code);
+    const { transfer, files } = await findShared(services, code);
+    const ended = endedReason(transfer);
+    if (ended) return html(request, h, endedPage(ended)).code(410);
+    return html(request, h, page(presentShared(transfer, files), { problem: null, unlock: null }));
   },
 };
 
@@ -36,12 +49,18 @@ export const pageDownloadRoute: ServerRoute = {
   path: '/t/{code}',
   options: {
     auth: false,
-    description: 'Share page form: password and file choice',
+    description: 'Share page form: password, then file choice',
     tags: ['shares'],
     payload: { allow: ['application/x-www-form-urlencoded'] },
     validate: {
       params: codeParams,
-      payload: Joi.object({ password: text.max(256).allow(''), file_id: id.required() }),
+      payload: Joi.object({
+        password: text.max(256).allow(''),
+        file_id: id,
+        unlock: Joi.string()
+          .max(1024)
+          .pattern(/^[\w-]+\.[\w-]+$/, 'token'),
+      }),
       failAction: (request, h) =>
         html(
           request,
@@ -55,28 +74,51 @@ export const pageDownloadRoute: ServerRoute = {
   handler: async (request, h) => {
     const { services } = request.server.app;
     const code = (request.params as { code: string }).code;
-    const form = request.payload as { password?: string; file_id: string };
+    const form = request.payload as { password?: string; file_id?: string; unlock?: string };
+    const requester = { ip: clientIp(request, services.config), userAgent: headerOf(request, 'user-agent') ?? null };
     try {
+      if (!form.file_id) {
+        const unlocked = await unlockWithProof(services, code, form.password || undefined, requester);
+        return html(request, h, page(unlocked.view, { problem: null, unlock: unlocked.unlock }));
+      }
       const links = await issueDownloadLinks(
         services,
         code,
-        { password: form.password || undefined, file_id: form.file_id },
-        {
-          ip: clientIp(request, services.config),
-          userAgent: headerOf(request, 'user-agent') ?? null,
-        },
+        { password: form.password || undefined, file_id: form.file_id, unlock: form.unlock },
+        requester,
       );
       const url = links.files[0]?.download_url;
       if (url) return h.redirect(url).code(303);
+      return h.redirect(`/t/${code}`).code(303);
     } catch (error) {
+      const shown = publicError(error);
+      if (!shown) {
+        // Internal detail (a database or storage message, a stack) goes to the log, never to the page.
+        request.log(['error', 'share-page'], `${request.app.requestId} ${(error as Error)?.stack ?? String(error)}`);
+        return html(request, h, failurePage(request.app.requestId)).code(500);
+      }
       const { transfer, files } = await findShared(services, code);
-      return html(request, h, page(presentShared(transfer, files), (error as Error).message)).code(
-        (error as { output?: { statusCode: number } }).output?.statusCode ?? 400,
-      );
+      const ended = endedReason(transfer);
+      if (ended) return html(request, h, endedPage(ended)).code(410);
+      const proof = unlockedBy(services, transfer, form.unlock) ? (form.unlock ?? null) : null;
+      const response = html(
+        request,
+        h,
+        page(presentShared(transfer, files, proof !== null), { problem: shown.message, unlock: proof }),
+      ).code(shown.status);
+      for (const [name, value] of Object.entries(shown.headers)) response.header(name, value);
+      return response;
     }
-    return h.redirect(`/t/${code}`).code(303);
   },
 };
+
+/** An error made on purpose for the visitor (apiError, below 500): its message is theirs to read. */
+function publicError(error: unknown): { message: string; status: number; headers: Record<string, string> } | null {
+  if (!Boom.isBoom(error) || error.output.statusCode >= 500) return null;
+  const data = error.data as { code?: unknown; headers?: Record<string, string> } | null;
+  if (typeof data?.code !== 'string' || !Object.hasOwn(ERROR_STATUS, data.code)) return null;
+  return { message: error.message, status: error.output.statusCode, headers: data.headers ?? {} };
+}
 
 function wantsJson(request: Request): boolean {
   const accept = headerOf(request, 'accept') ?? '';
@@ -88,7 +130,7 @@ function html(request: Request, h: ResponseToolkit, body: string) {
 }
 
 /** Headings for each blocked state: the message under it comes from lib/transfers/share.ts. */
-const STATE_TITLES: Record<string, string> = {
+const STATE_TITLES: Record<Blocked, string> = {
   uploading: 'Still uploading',
   scanning: 'Checking for malware',
   awaiting_approval: 'Awaiting approval',
@@ -101,7 +143,7 @@ const STATE_TITLES: Record<string, string> = {
 };
 
 /** What the recipient will save: e2e blobs are VAL1 with the SDK's 64 KiB segments. */
-function shownSize(shared: Shared, size: number): number {
+function shownSize(shared: SharedView, size: number): number {
   if (shared.encryption_mode !== 'e2e') return size;
   try {
     return decryptedSize(size, DEFAULT_SEGMENT_SIZE);
@@ -110,27 +152,57 @@ function shownSize(shared: Shared, size: number): number {
   }
 }
 
-function page(shared: Shared, problem: string | null): string {
+function stateBox(reason: Blocked): string {
+  return `<div class="notice notice-blocked" role="status" data-state="${escapeHtml(reason)}">
+<h2>${escapeHtml(STATE_TITLES[reason] ?? 'Not available')}</h2><p>${escapeHtml(blockedMessage(reason))}</p></div>`;
+}
+
+/** An ended transfer: that it is gone and why, nothing about what it was. */
+function endedPage(reason: Blocked): string {
+  return shell('Not available · Valise', `<h1>Not available</h1>\n${stateBox(reason)}`);
+}
+
+function failurePage(requestId: string): string {
+  return shell(
+    'Valise',
+    `<h1>Something went wrong</h1>
+<p class="notice notice-error" role="alert">Something went wrong on our side. Try again in a moment; if it keeps happening, quote this request id: <code>${escapeHtml(requestId)}</code>.</p>`,
+  );
+}
+
+/**
+ * The share page. Behind a password and not yet unlocked (`files` null), it
+ * shows only the password form, the expiry and the downloads left. `unlock` is
+ * the proof of the password that the page's buttons send back without JavaScript.
+ */
+function page(shared: SharedView, options: { problem: string | null; unlock: string | null }): string {
+  const { problem, unlock } = options;
+  const files = shared.files ?? [];
+  const locked = shared.files === null;
   const title = shared.transfer_title || 'Files shared with you';
   const e2e = shared.encryption_mode === 'e2e';
-  const total = shared.files.reduce((sum, f) => sum + shownSize(shared, f.size), 0);
-  const count = `${shared.files.length} ${shared.files.length === 1 ? 'file' : 'files'}, ${formatBytes(total)}`;
+  const total = files.reduce((sum, f) => sum + shownSize(shared, f.size), 0);
+  const count = locked
+    ? 'Protected by a password'
+    : `${files.length} ${files.length === 1 ? 'file' : 'files'}, ${formatBytes(total)}`;
   const until = `${shared.expires_at.toISOString().replace('T', ' ').slice(0, 16)} UTC`;
   const remaining =
     shared.downloads_remaining === null
       ? ''
       : ` · ${shared.downloads_remaining} ${shared.downloads_remaining === 1 ? 'download' : 'downloads'} left`;
   const state = shared.available
-    ? `<p class="meta">${escapeHtml(count)} · available until <time datetime="${escapeHtml(shared.expires_at.toISOString())}">${escapeHtml(until)}</time>${escapeHtml(remaining)}</p>`
-    : `<div class="notice notice-blocked" role="status" data-state="${escapeHtml(shared.blocked_reason ?? '')}">
-<h2>${escapeHtml(STATE_TITLES[shared.blocked_reason ?? ''] ?? 'Not available')}</h2><p>${escapeHtml(shared.message ?? '')}</p></div>`;
+    ? `<p class="meta"><span id="share-count">${escapeHtml(count)}</span> · available until <time datetime="${escapeHtml(shared.expires_at.toISOString())}">${escapeHtml(until)}</time>${escapeHtml(remaining)}</p>`
+    : stateBox(shared.blocked_reason ?? 'expired');
   const password =
-    shared.available && shared.password_required
-      ? `<div class="field"><label for="password">Password</label>
+    shared.available && shared.password_required && !unlock
+      ? `<div class="field" id="password-field"><label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required aria-describedby="password-help">
 <p id="password-help" class="help">The sender protected these files with a password.</p></div>`
       : '';
-  const rows = shared.files
+  const unlockButton =
+    shared.available && locked ? '<button type="submit" id="unlock" class="primary">Unlock</button>' : '';
+  const proof = unlock ? `<input type="hidden" name="unlock" value="${escapeHtml(unlock)}">` : '';
+  const rows = files
     .map((file) => {
       const button = shared.available
         ? // e2e buttons start disabled: without the script they would save ciphertext.
@@ -143,19 +215,21 @@ ${button}</li>`;
     })
     .join('\n');
   const all =
-    shared.available && shared.files.length > 1
-      ? `<button type="button" id="download-all" class="primary" hidden>Download all (${escapeHtml(formatBytes(total))})</button>`
+    shared.available && (locked || files.length > 1)
+      ? `<button type="button" id="download-all" class="primary" hidden>Download all${locked ? '' : ` (${escapeHtml(formatBytes(total))})`}</button>`
       : '';
   const e2eNote = e2e
     ? `<p class="help" id="e2e-note">End-to-end encrypted: the key is in the link you opened and never reaches the server. Your browser decrypts the files.</p>
 <noscript><p class="notice notice-error">Decrypting these files needs JavaScript.</p></noscript>`
     : '';
-  const body = `<h1>${escapeHtml(title)}</h1>
+  const body = `<h1 id="share-title">${escapeHtml(title)}</h1>
 ${state}
 ${problem ? `<p class="notice notice-error" role="alert">${escapeHtml(problem)}</p>` : ''}
-<form method="post" id="share-form" data-code="${escapeHtml(shared.short_code)}" data-mode="${escapeHtml(shared.encryption_mode)}" data-available="${shared.available}">
+<form method="post" id="share-form" data-code="${escapeHtml(shared.short_code)}" data-mode="${escapeHtml(shared.encryption_mode)}" data-available="${shared.available}" data-locked="${locked}">
 ${password}
-<ul class="files" aria-label="Files">${rows}</ul>
+${proof}
+${unlockButton}
+<ul class="files" aria-label="Files"${locked ? ' hidden' : ''}>${rows}</ul>
 ${all}
 </form>
 ${e2eNote}
@@ -163,7 +237,7 @@ ${e2eNote}
 <div id="progress" class="progress" hidden><label for="progress-bar" id="progress-label">Downloading…</label>
 <progress id="progress-bar" max="1" value="0"></progress><p id="progress-detail" class="help" aria-live="polite"></p></div>
 <p id="memory-note" class="help" hidden>This browser cannot stream the file to disk, so it is kept in memory until you save it: very large files may fail.</p>`;
-  return shell(`${title} · Valise`, body, '/assets/share.js');
+  return shell(`${locked ? 'Files shared with you' : title} · Valise`, body, '/assets/share.js');
 }
 
 function shell(title: string, main: string, script?: string): string {

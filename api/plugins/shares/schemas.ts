@@ -1,11 +1,12 @@
 import Joi from 'joi';
 import { BLOCKED_REASONS } from '../../../lib/transfers/share.ts';
-import { id, timestamp } from '../../schemas.ts';
+import { id, text, timestamp } from '../../schemas.ts';
 import { transferStatus } from '../transfers/schemas.ts';
 
 export const codeParams = Joi.object({ code: Joi.string().alphanum().min(4).max(32).required() });
 
-// What a recipient sees: no owner, recipient, tags or download history.
+// What a recipient sees: no owner, recipient, tags or download history; and
+// behind a password, nothing about the content until it is unlocked.
 export const sharedFile = Joi.object({
   id: id.required(),
   name: Joi.string().required(),
@@ -17,7 +18,10 @@ export const sharedFile = Joi.object({
 export const sharedTransfer = Joi.object({
   object: Joi.string().valid('shared_transfer').required(),
   short_code: Joi.string().required(),
-  transfer_title: Joi.string().allow(null).required(),
+  transfer_title: Joi.string()
+    .allow(null)
+    .required()
+    .description('null until a password-protected transfer is unlocked'),
   status: transferStatus.required(),
   available: Joi.boolean().required(),
   blocked_reason: Joi.string()
@@ -33,8 +37,16 @@ export const sharedTransfer = Joi.object({
   password_required: Joi.boolean().required(),
   expires_at: timestamp.required(),
   downloads_remaining: Joi.number().integer().min(0).allow(null).required(),
-  files: Joi.array().items(sharedFile).required(),
+  files: Joi.array()
+    .items(sharedFile)
+    .allow(null)
+    .required()
+    .description('null until a password-protected transfer is unlocked (POST /v1/shares/{code}/unlock)'),
 }).label('SharedTransfer');
+
+export const passwordOnly = Joi.object({ password: text.max(256) })
+  .allow(null)
+  .label('UnlockRequest');
 
 export const downloadLinks = Joi.object({
   object: Joi.string().valid('download_links').required(),

@@ -1,5 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi';
-import { findShared, presentShared } from '../../../lib/transfers/share.ts';
+import { viewShared } from '../../../lib/transfers/share.ts';
 import { codeParams, sharedTransfer } from './schemas.ts';
 
 export const viewRoute: ServerRoute = {
@@ -8,16 +8,11 @@ export const viewRoute: ServerRoute = {
   options: {
     auth: false,
     description: 'A shared transfer as its recipient sees it',
-    notes: '`available` and `blocked_reason` say whether it can be downloaded now, and why not.',
+    notes:
+      '`available` and `blocked_reason` say whether it can be downloaded now, and why not. Behind a password, `transfer_title` and `files` are null until POST /v1/shares/{code}/unlock. An ended transfer (expired, revoked, infected, upload incomplete) is 410 with `error.reason` and nothing else.',
     tags: ['api', 'shares'],
     response: { schema: sharedTransfer },
     validate: { params: codeParams },
   },
-  handler: async (request) => {
-    const { transfer, files } = await findShared(
-      request.server.app.services,
-      (request.params as { code: string }).code,
-    );
-    return presentShared(transfer, files);
-  },
+  handler: (request) => viewShared(request.server.app.services, (request.params as { code: string }).code),
 };

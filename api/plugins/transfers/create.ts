@@ -1,6 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { createTransfer } from '../../../lib/transfers/create.ts';
+import { SHARE_PASSWORD_RULE, sharePasswordProblem } from '../../../lib/transfers/share.ts';
 import { text } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { createdTransfer, fileName } from './schemas.ts';
@@ -11,7 +12,7 @@ export const createRoute: ServerRoute = {
   options: {
     description: 'Create a transfer',
     notes:
-      'Returns the transfer, its share_url and one upload URL per file. Upload each file with one PUT (resumable, see docs/transfers.md). Sandbox limits: 10 MiB per file, 10 files, 25 transfers per 24 h, 5 downloads.',
+      'Returns the transfer, its share_url and one upload URL per file. Upload each file with one PUT (resumable, see docs/transfers.md). Sandbox limits: 10 MiB per file, 10 files, 25 transfers per 24 h, 5 downloads. A `password` needs at least 10 characters, at least 5 of them different (400 `validation_error`, `param: password`).',
     tags: ['api', 'transfers'],
     plugins: { valise: { scope: 'transfers:write', audit: { action: 'transfer.create', resourceType: 'transfer' } } },
     validate: {
@@ -28,7 +29,10 @@ export const createRoute: ServerRoute = {
           .required(),
         expires_in_hours: Joi.number().positive().max(1_000_000),
         max_downloads: Joi.number().integer().min(1).max(1_000_000),
-        password: text.min(1).max(256),
+        password: text.max(SHARE_PASSWORD_RULE.maxLength).custom((value: string, helpers) => {
+          const problem = sharePasswordProblem(value);
+          return problem ? helpers.message({ custom: `\`password\` ${problem}` }) : value;
+        }),
         recipient: Joi.string().email({ tlds: false }).max(320),
         transfer_title: text.trim().max(200).allow(''),
         encryption_mode: Joi.string().valid('server', 'e2e').default('server'),

@@ -41,14 +41,18 @@ export async function get(argv: string[], ctx: Context): Promise<void> {
       shared = await valise.shares.get(link.code);
     }
   }
+  const password = await passwordFrom(values.password);
+  // Behind a password the share names no file until it is unlocked.
+  if (shared.files === null) shared = await valise.shares.unlock(link.code, password === undefined ? {} : { password });
+  const shownFiles = shared.files ?? [];
   const progress = new Progress(
-    shared.files.map((file) => ({ name: file.name, size: plaintextSize(shared, file.size) })),
+    shownFiles.map((file) => ({ name: file.name, size: plaintextSize(shared, file.size) })),
   );
-  const indexOf = new Map(shared.files.map((file, index) => [file.id, index]));
+  const indexOf = new Map(shownFiles.map((file, index) => [file.id, index]));
   let moved = 0;
   const lastBytes = new Map<string, number>();
   const result = await valise.transfers.download(shareUrl, {
-    password: await passwordFrom(values.password),
+    password,
     to: toDirectory(directory),
     onProgress: ({ fileId, bytes }) => {
       moved += bytes - (lastBytes.get(fileId) ?? 0);

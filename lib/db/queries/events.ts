@@ -85,13 +85,6 @@ export function createEventQueries(db: CommonQueryMethods) {
         UPDATE events SET dispatched_at = ms_now() WHERE id = ANY (${sql.array(eventIds, 'text')})`);
     },
 
-    /** How often `type` fired for one transfer since a moment: throttles password guessing. */
-    async countForTransfer(type: string, transferId: string, since: Date): Promise<number> {
-      return db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`
-        SELECT count(*) AS count FROM events
-        WHERE type = ${type} AND data -> 'transfer' ->> 'id' = ${transferId} AND created_at >= ${sql.timestamp(since)}`);
-    },
-
     async listByType(tenant: Tenant, type: string): Promise<readonly EventRow[]> {
       return db.any(sql.type(eventRow)`
         SELECT id, workspace_id, environment, type, data, created_at FROM events

@@ -692,6 +692,7 @@ export interface Paths {
       response: {
         object: 'shared_transfer';
         short_code: string;
+        /** null until a password-protected transfer is unlocked */
         transfer_title: string | null;
         status: 'active' | 'expired' | 'deleted' | 'scanning';
         available: boolean;
@@ -713,13 +714,14 @@ export interface Paths {
         password_required: boolean;
         expires_at: string;
         downloads_remaining: number | null;
+        /** null until a password-protected transfer is unlocked (POST /v1/shares/{code}/unlock) */
         files: Array<{
           id: string;
           name: string;
           size: number;
           mime_type: string;
           sha256: string | null;
-        }>;
+        }> | null;
       };
     };
   };
@@ -743,6 +745,51 @@ export interface Paths {
           download_url: string;
           download_expires_in: number;
         }>;
+      };
+    };
+  };
+  '/v1/shares/{code}/unlock': {
+    /** Unlock a password-protected share and see its files */
+    post: {
+      path: {
+        code: string;
+      };
+      body: {
+        password?: string;
+      } | null;
+      response: {
+        object: 'shared_transfer';
+        short_code: string;
+        /** null until a password-protected transfer is unlocked */
+        transfer_title: string | null;
+        status: 'active' | 'expired' | 'deleted' | 'scanning';
+        available: boolean;
+        blocked_reason:
+          | 'uploading'
+          | 'scanning'
+          | 'awaiting_approval'
+          | 'rejected'
+          | 'limit_reached'
+          | 'expired'
+          | 'revoked'
+          | 'infected'
+          | 'upload_incomplete'
+          | null;
+        message: string | null;
+        /** Set when files were too large to be scanned for malware: a warning to show the recipient. */
+        scan_warning: string | null;
+        encryption_mode: 'server' | 'e2e';
+        password_required: boolean;
+        expires_at: string;
+        downloads_remaining: number | null;
+        /** null until a password-protected transfer is unlocked (POST /v1/shares/{code}/unlock) */
+        files: Array<{
+          id: string;
+          name: string;
+          size: number;
+          mime_type: string;
+          sha256: string | null;
+        }> | null;
       };
     };
   };
@@ -1390,6 +1437,7 @@ export const DOCUMENTED_OPERATIONS = [
   'POST /v1/folders',
   'POST /v1/rules',
   'POST /v1/shares/{code}/download-links',
+  'POST /v1/shares/{code}/unlock',
   'POST /v1/transfers',
   'POST /v1/transfers/{id}/approve',
   'POST /v1/webhooks',

@@ -1,11 +1,19 @@
 import type { RequestOptions } from '../client.ts';
-import type { DownloadLinks, DownloadLinksParams, SharedTransfer } from '../types.ts';
+import type { DownloadLinks, DownloadLinksParams, SharedTransfer, UnlockShareParams } from '../types.ts';
 import { Resource } from './resource.ts';
 
 /** Public share routes: no API key needed, the short code is the capability. */
 export class Shares extends Resource {
   get(shortCode: string, options?: RequestOptions): Promise<SharedTransfer> {
     return this.call('shares.get', { params: { code: shortCode }, options, authenticate: false });
+  }
+
+  /**
+   * The whole view of a password-protected share (title and files, which `get` leaves null until
+   * then). Counts no download; wrong passwords are limited per link and client address.
+   */
+  unlock(shortCode: string, params: UnlockShareParams = {}, options?: RequestOptions): Promise<SharedTransfer> {
+    return this.call('shares.unlock', { params: { code: shortCode }, body: params, options, authenticate: false });
   }
 
   /** Counts one download of the transfer and returns a link per file, valid 300 seconds. */
