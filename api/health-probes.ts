@@ -22,7 +22,8 @@ export function defaultHealthProbes(deps: {
       name: 'database',
       check: async () => void (await deps.db.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1 AS ok`)),
     },
-    { name: 'redis', check: async () => void (await deps.redis.ping()) },
+    // Without Redis the rate limiter counts in process: the service degrades but still serves.
+    { name: 'redis', check: async () => void (await deps.redis.ping()), critical: false },
     {
       name: 'temporal',
       check: async () => void (await (deps.temporal.connection as Connection).healthService.check({})),

@@ -1,12 +1,16 @@
 import { connect } from 'node:net';
 
-/** One component the service depends on, and how to tell it is answering. */
-export type HealthProbe = { name: string; check: () => Promise<void> };
+/**
+ * One component the service depends on, and how to tell it is answering.
+ * `critical: false` marks one the service can serve without (Redis: the rate
+ * limiter then counts in process), so its failure degrades without a 503.
+ */
+export type HealthProbe = { name: string; check: () => Promise<void>; critical?: boolean };
 
 const PROBE_TIMEOUT_MS = 2_000;
 
 /**
- * Runs every probe. A component that fails is reported `down` with a fixed
+ * Runs every probe, by component name. A component that fails is reported `down` with a fixed
  * sentence: the error itself (a database or S3 message, an address, a stack)
  * goes only to `onFailure`, for the log.
  */
@@ -26,9 +30,19 @@ export async function runProbes(
       }
     }),
   );
-  const components = Object.fromEntries(results);
-  const healthy = results.every(([, r]) => r.status === 'ok');
-  return { status: healthy ? 'ok' : 'degraded', components };
+  const serving = probes.every((probe, i) => probe.critical === false || results[i]?.[1].status === 'ok');
+  return { components: Object.fromEntries(results), serving };
+}
+
+/**
+ * The overall verdict: `ok` when every component is, `degraded` otherwise.
+ * The service is unhealthy (503) only when a critical probe failed; a
+ * component that is merely `degraded` still serves, so a load balancer must
+ * keep sending it traffic.
+ */
+export function healthReport<C extends Record<string, { status: string }>>(components: C, serving: boolean) {
+  const healthy = Object.values(components).every((c) => c.status === 'ok');
+  return { status: healthy ? ('ok' as const) : ('degraded' as const), components, serving };
 }
 
 async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {

@@ -160,10 +160,24 @@ test('with Redis unreachable, requests past each budget are still refused and th
   t.is(status.store, 'memory');
 });
 
+test('/v1/health without Redis: still serving (200), redis down, the limiter degraded to memory', async (t) => {
+  const port = await closedPort();
+  const api = await startApi({ REDIS_URL: `redis://127.0.0.1:${port}/0` });
+  t.teardown(() => api.close());
+  const health = await api.call('GET', '/v1/health');
+  t.is(health.status, 200, health.text);
+  t.is(health.body.status, 'degraded');
+  t.is(health.body.components.redis.status, 'down');
+  t.deepEqual(health.body.components.rate_limiter, { status: 'degraded', store: 'memory' });
+  t.is(health.body.components.database.status, 'ok');
+});
+
 test('with Redis reachable the limiter reports ok', async (t) => {
   const api = await startApi();
   t.teardown(() => api.close());
   const ws = await api.workspace('Redis');
   t.is((await api.call('GET', '/v1/me', { key: ws.keys.live })).status, 200);
   t.deepEqual(api.server.app.rateLimiter.status(), { status: 'ok', store: 'redis' });
+  const health = await api.call('GET', '/v1/health');
+  t.deepEqual(health.body.components.rate_limiter, { status: 'ok', store: 'redis' });
 });

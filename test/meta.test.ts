@@ -39,6 +39,7 @@ test('GET /v1/health reports every component of the real stack as up', async (t)
     'clamd',
     'database',
     'object_storage',
+    'rate_limiter',
     'redis',
     'smtp',
     'temporal',

@@ -19,7 +19,9 @@ let guardedWs: TestWorkspace;
 
 test.before(async () => {
   [api, guarded] = await Promise.all([
-    startApi(),
+    // The tests of this file download side by side from one address; the bounds on concurrent
+    // downloads (test/slow-clients.test.ts) must not be what refuses them here.
+    startApi({ DOWNLOADS_PER_IP: '64', DOWNLOADS_PER_TRANSFER: '64' }),
     startApi({ PASSWORD_ATTEMPTS_PER_15_MIN: '3', PASSWORD_LINK_ATTEMPTS_PER_15_MIN: '4' }),
   ]);
   [ws, guardedWs] = await Promise.all([api.workspace('Shares'), guarded.workspace('Guarded shares')]);

@@ -1,5 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi';
-import { runProbes } from '../../health.ts';
+import { healthReport, runProbes } from '../../health.ts';
 
 export const healthRoute: ServerRoute = {
   method: 'GET',
@@ -8,16 +8,21 @@ export const healthRoute: ServerRoute = {
     auth: false,
     description: 'Health of each component',
     notes:
-      '200 when every component answers, 503 otherwise. Components: database, redis, temporal, object_storage, clamd, smtp. A component that fails is `down` with `error: "not answering"`; the cause is logged with the request id, never returned.',
+      '200 while the service can serve, 503 when a component it needs is down. Components: database, redis, temporal, object_storage, clamd, smtp, and rate_limiter. Without Redis the service still serves: `redis` is `down`, `rate_limiter` is `degraded` with `store: "memory"` (each API process counts on its own), `status` is `degraded`, and the answer stays 200. A component that fails is `down` with `error: "not answering"`; the cause is logged with the request id, never returned.',
     tags: ['api', 'meta'],
   },
   handler: async (request, h) => {
-    const report = await runProbes(request.server.app.healthProbes, (component, error) =>
+    const { healthProbes, rateLimiter } = request.server.app;
+    const probed = await runProbes(healthProbes, (component, error) =>
       request.log(
         ['error', 'health'],
         `${request.app.requestId} health: ${component} is down: ${(error as Error)?.stack ?? String(error)}`,
       ),
     );
-    return h.response(report).code(report.status === 'ok' ? 200 : 503);
+    const { serving, ...report } = healthReport(
+      { ...probed.components, rate_limiter: rateLimiter.status() },
+      probed.serving,
+    );
+    return h.response(report).code(serving ? 200 : 503);
   },
 };
