@@ -1,9 +1,10 @@
 import test from 'ava';
 import { Webhook } from 'standardwebhooks';
 import { createEventQueries } from '../lib/db/queries/events.ts';
+import { createRuleQueries } from '../lib/db/queries/rules.ts';
 import { connectTemporal } from '../lib/temporal.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
-import { uniqueAddress, waitForMail } from './helpers/mail.ts';
+import { mailsTo, uniqueAddress, waitForMail } from './helpers/mail.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { content, createTransfer, put, waitForTransfer } from './helpers/transfers.ts';
 
@@ -272,4 +273,31 @@ test('conditions and switches: encryption_mode, recipient_email and is_enabled d
     const list = await api.call('GET', `/v1/rules/${id}/executions`, { key: ws.keys.live });
     t.deepEqual(list.body.data, [], 'a rule that did not match records no execution');
   }
+});
+
+test('a mail rule stored with an address of its own (around the API) fails at run time and mails no one', async (t) => {
+  const ws = await api.workspace('Rule mail, smuggled address');
+  const attacker = uniqueAddress('attacker');
+  const recipient = uniqueAddress('rule-recipient');
+  // The API refuses such a config (test/rules-scopes.test.ts); this row is written straight to the table.
+  const smuggled = await createRuleQueries(api.services.db).insert(
+    { workspaceId: ws.workspace_id, environment: 'live' },
+    {
+      name: 'smuggled',
+      description: null,
+      triggerEvent: 'transfer.created',
+      triggerConditions: null,
+      actionType: 'email_recipient',
+      actionConfig: { subject: 'Smuggled', body: 'Free text', to: attacker },
+      secretSealed: null,
+      isEnabled: true,
+    },
+  );
+  await createTransfer(api, ws.keys.live, { recipient, files: [{ name: 'a.txt', size: 1 }] });
+  // The execution is final once the action ran or was refused: a mail would have been handed to SMTP before it.
+  const [execution] = await executions(ws, smuggled.id);
+  t.like(execution, { status: 'failed', attempts: 1 });
+  t.regex(execution.error ?? '', /action_config\.to/);
+  t.deepEqual(await mailsTo(attacker), [], 'nothing to the smuggled address');
+  t.deepEqual(await mailsTo(recipient), [], 'nor to the recipient: the rule did not run');
 });
