@@ -2,8 +2,10 @@ import test from 'ava';
 import { Webhook } from 'standardwebhooks';
 import { createEventQueries } from '../lib/db/queries/events.ts';
 import { createRuleQueries } from '../lib/db/queries/rules.ts';
+import { ruleRunWorkflowId } from '../lib/rules/plan.ts';
 import { connectTemporal } from '../lib/temporal.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+import { eventsDispatched, workflowStarted } from './helpers/dispatch.ts';
 import { mailsTo, uniqueAddress, waitForMail } from './helpers/mail.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { content, createTransfer, put, waitForTransfer } from './helpers/transfers.ts';
@@ -264,10 +266,26 @@ test('conditions and switches: encryption_mode, recipient_email and is_enabled d
       action_config: { url: receiver.url('/everything') },
     }),
   };
-  await createTransfer(api, ws.keys.live, { recipient, files: [{ name: 'a.txt', size: 1 }] });
+  const created = await createTransfer(api, ws.keys.live, { recipient, files: [{ name: 'a.txt', size: 1 }] });
   await eventually(async () => (receiver.received.some((r) => r.path === '/everything') ? true : undefined));
   await eventually(async () => (receiver.received.some((r) => r.path === '/recipient') ? true : undefined));
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  // Dispatched: every rule run this event will ever have was started; a rule without one never runs on it.
+  const [event] = (
+    await createEventQueries(api.services.db).listByType(
+      { workspaceId: ws.workspace_id, environment: 'live' },
+      'transfer.created',
+    )
+  ).filter((e) => (e.data.transfer as { id: string }).id === created.transfer.id);
+  if (!event) throw new Error('no transfer.created event');
+  await eventsDispatched(api.services.db, [event.id]);
+  const temporal = await connectTemporal(api.services.config);
+  t.teardown(() => temporal.connection.close());
+  for (const [name, id] of [
+    ['e2e', rules.e2e.id],
+    ['disabled', rules.disabled.id],
+  ] as const) {
+    t.false(await workflowStarted(temporal, ruleRunWorkflowId(id, event.id)), `${name}: no run was started`);
+  }
   t.deepEqual(receiver.received.map((r) => r.path).sort(), ['/everything', '/recipient']);
   for (const id of [rules.e2e.id, rules.disabled.id]) {
     const list = await api.call('GET', `/v1/rules/${id}/executions`, { key: ws.keys.live });
