@@ -9,7 +9,7 @@ import { createTransferQueries, type TransferRow } from '../lib/db/queries/trans
 import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { ruleMail } from '../lib/mail/templates.ts';
-import { extensionHours } from '../lib/rules/actions.ts';
+import { extensionHours, isActionType, normaliseActionConfig } from '../lib/rules/actions.ts';
 import { describeEvent, fillIn, placeholders } from '../lib/rules/describe.ts';
 import { eventView } from '../lib/transfers/create.ts';
 import { limitsFor } from '../lib/transfers/limits.ts';
@@ -217,8 +217,21 @@ export function createRuleActivities(deps: RuleActivityDeps) {
     async performRuleAction(ref: RuleRunRef): Promise<ActionOutcome> {
       const { rule, event } = await load(ref);
       const action = actions[rule.action_type];
-      if (!action) throw failNow(`unknown action ${rule.action_type}`, 'UnknownAction');
-      return action(rule, event);
+      if (!action || !isActionType(rule.action_type)) {
+        throw failNow(`unknown action ${rule.action_type}`, 'UnknownAction');
+      }
+      // The stored config is checked again, as the API checks a new one: a row
+      // written around the API (an address on a mail action, a URL the guard now
+      // refuses) fails the run at once instead of being acted on.
+      let actionConfig: Record<string, unknown>;
+      try {
+        actionConfig = normaliseActionConfig(rule.action_type, rule.action_config, {
+          allowPrivateTargets: config.webhooks.allowPrivateTargets,
+        });
+      } catch (error) {
+        throw failNow(`the rule's action_config is refused: ${(error as Error).message}`, 'InvalidRule');
+      }
+      return action({ ...rule, action_config: actionConfig }, event);
     },
 
     async finishRuleRun(input: {

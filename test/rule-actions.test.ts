@@ -1,9 +1,12 @@
 import test from 'ava';
 import { Webhook } from 'standardwebhooks';
 import { createEventQueries } from '../lib/db/queries/events.ts';
+import { createRuleQueries } from '../lib/db/queries/rules.ts';
+import { ruleRunWorkflowId } from '../lib/rules/plan.ts';
 import { connectTemporal } from '../lib/temporal.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
-import { uniqueAddress, waitForMail } from './helpers/mail.ts';
+import { eventsDispatched, workflowStarted } from './helpers/dispatch.ts';
+import { mailsTo, uniqueAddress, waitForMail } from './helpers/mail.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { content, createTransfer, put, waitForTransfer } from './helpers/transfers.ts';
 
@@ -165,7 +168,7 @@ test('extend_expiry moves expires_at, and the transfer workflow keeps the transf
   const extend = await rule(ws, {
     trigger_event: 'transfer.created',
     action_type: 'extend_expiry',
-    action_config: { hours: 1 },
+    action_config: { hours: 10 / 3600 },
   });
   const bytes = content(512);
   const created = await createTransfer(api, ws.keys.live, {
@@ -179,11 +182,21 @@ test('extend_expiry moves expires_at, and the transfer workflow keeps the transf
     const tr = await transferOf(ws, id);
     return Date.parse(tr.expires_at) > original ? tr : undefined;
   });
-  t.is(Date.parse(extended.expires_at) - original, 3_600_000);
+  t.is(Date.parse(extended.expires_at) - original, 10_000);
   await put(created.upload_urls[0]?.url ?? '', bytes);
   await waitForTransfer(api, ws.keys.live, id, (tr) => tr.status === 'active');
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, original + 3_000 - Date.now())));
-  t.is((await transferOf(ws, id)).status, 'active', 'still active after the original expiry: the timer moved');
+  await waitForTransfer(api, ws.keys.live, id, (tr) => tr.status === 'expired', 40_000);
+  // When it expired, as the workflow recorded it: at the extended deadline, so the timer moved.
+  const [expiredEvent] = (
+    await createEventQueries(api.services.db).listByType(
+      { workspaceId: ws.workspace_id, environment: 'live' },
+      'transfer.expired',
+    )
+  ).filter((e) => (e.data.transfer as { id: string }).id === id);
+  t.true(
+    (expiredEvent?.created_at.getTime() ?? 0) >= Date.parse(extended.expires_at),
+    `expired at ${expiredEvent?.created_at.toISOString()}, extended to ${extended.expires_at}`,
+  );
 
   const temporal = await connectTemporal(api.services.config);
   t.teardown(() => temporal.connection.close());
@@ -263,13 +276,56 @@ test('conditions and switches: encryption_mode, recipient_email and is_enabled d
       action_config: { url: receiver.url('/everything') },
     }),
   };
-  await createTransfer(api, ws.keys.live, { recipient, files: [{ name: 'a.txt', size: 1 }] });
+  const created = await createTransfer(api, ws.keys.live, { recipient, files: [{ name: 'a.txt', size: 1 }] });
   await eventually(async () => (receiver.received.some((r) => r.path === '/everything') ? true : undefined));
   await eventually(async () => (receiver.received.some((r) => r.path === '/recipient') ? true : undefined));
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  // Dispatched: every rule run this event will ever have was started; a rule without one never runs on it.
+  const [event] = (
+    await createEventQueries(api.services.db).listByType(
+      { workspaceId: ws.workspace_id, environment: 'live' },
+      'transfer.created',
+    )
+  ).filter((e) => (e.data.transfer as { id: string }).id === created.transfer.id);
+  if (!event) throw new Error('no transfer.created event');
+  await eventsDispatched(api.services.db, [event.id]);
+  const temporal = await connectTemporal(api.services.config);
+  t.teardown(() => temporal.connection.close());
+  for (const [name, id] of [
+    ['e2e', rules.e2e.id],
+    ['disabled', rules.disabled.id],
+  ] as const) {
+    t.false(await workflowStarted(temporal, ruleRunWorkflowId(id, event.id)), `${name}: no run was started`);
+  }
   t.deepEqual(receiver.received.map((r) => r.path).sort(), ['/everything', '/recipient']);
   for (const id of [rules.e2e.id, rules.disabled.id]) {
     const list = await api.call('GET', `/v1/rules/${id}/executions`, { key: ws.keys.live });
     t.deepEqual(list.body.data, [], 'a rule that did not match records no execution');
   }
+});
+
+test('a mail rule stored with an address of its own (around the API) fails at run time and mails no one', async (t) => {
+  const ws = await api.workspace('Rule mail, smuggled address');
+  const attacker = uniqueAddress('attacker');
+  const recipient = uniqueAddress('rule-recipient');
+  // The API refuses such a config (test/rules-scopes.test.ts); this row is written straight to the table.
+  const smuggled = await createRuleQueries(api.services.db).insert(
+    { workspaceId: ws.workspace_id, environment: 'live' },
+    {
+      name: 'smuggled',
+      description: null,
+      triggerEvent: 'transfer.created',
+      triggerConditions: null,
+      actionType: 'email_recipient',
+      actionConfig: { subject: 'Smuggled', body: 'Free text', to: attacker },
+      secretSealed: null,
+      isEnabled: true,
+    },
+  );
+  await createTransfer(api, ws.keys.live, { recipient, files: [{ name: 'a.txt', size: 1 }] });
+  // The execution is final once the action ran or was refused: a mail would have been handed to SMTP before it.
+  const [execution] = await executions(ws, smuggled.id);
+  t.like(execution, { status: 'failed', attempts: 1 });
+  t.regex(execution.error ?? '', /action_config\.to/);
+  t.deepEqual(await mailsTo(attacker), [], 'nothing to the smuggled address');
+  t.deepEqual(await mailsTo(recipient), [], 'nor to the recipient: the rule did not run');
 });

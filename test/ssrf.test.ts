@@ -387,3 +387,18 @@ test('allowPrivate: loopback over http resolves, but a loopback name must only r
   await refusedTarget(t, 'https://receiver.internal/', [v4('10.1.2.3')], 'address_not_public');
   await refusedTarget(t, 'http://localhost:8080/', [v4('127.0.0.1')], 'address_not_public');
 });
+
+test('checkWebhookUrl refuses the metadata service by its own names, without resolving them', (t) => {
+  for (const url of [
+    'https://metadata.google.internal/computeMetadata/v1/',
+    'https://METADATA.Google.Internal./',
+    'http://metadata.google.internal/',
+    'https://metadata.goog/',
+    'https://instance-data/latest/meta-data/',
+    'https://instance-data.ec2.internal/',
+  ]) {
+    refusedUrl(t, url, 'metadata_address');
+    refusedUrl(t, url, 'metadata_address', true);
+  }
+  t.true(checkWebhookUrl('https://metadata.google.internal.example.com/', { allowPrivate: false }).ok);
+});

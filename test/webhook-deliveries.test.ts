@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import test from 'ava';
 import { Webhook } from 'standardwebhooks';
 import { createEventQueries } from '../lib/db/queries/events.ts';
-import { startDispatcher } from '../lib/events/dispatcher.ts';
+import { deliveryWorkflowId, startDispatcher } from '../lib/events/dispatcher.ts';
 import { planRuleRuns } from '../lib/rules/plan.ts';
 import { connectTemporal } from '../lib/temporal.ts';
 import { verifyLegacy } from '../lib/webhooks/signature.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+import { eventsDispatched, workflowStarted } from './helpers/dispatch.ts';
 import { type Received, type Receiver, startReceiver } from './helpers/receiver.ts';
+import { untrustedCertificate } from './helpers/tls.ts';
 import { createTransfer } from './helpers/transfers.ts';
 
 // Deliveries through the real pipeline: an API call records an event, the
@@ -108,12 +110,18 @@ test('a webhook hears only what it subscribed to, and `*` hears everything', asy
   const receiver = await startReceiver();
   t.teardown(receiver.close);
   const ws = await api.workspace('Subscriptions');
-  await hook(ws, receiver, ['transfer.downloaded'], '/downloads');
+  const downloads = await hook(ws, receiver, ['transfer.downloaded'], '/downloads');
   await hook(ws, receiver, ['*'], '/all');
-  await hook(ws, receiver, ['transfer.e2e_created'], '/e2e');
+  const e2e = await hook(ws, receiver, ['transfer.e2e_created'], '/e2e');
   const eventId = await transferEvent(ws);
   await eventually(async () => (receiver.received.some((r) => r.path === '/all') ? true : undefined));
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  // Dispatched: every delivery this event will ever have was started; the others have none.
+  await eventsDispatched(api.services.db, [eventId]);
+  const temporal = await connectTemporal(api.services.config);
+  t.teardown(() => temporal.connection.close());
+  for (const unsubscribed of [downloads, e2e]) {
+    t.false(await workflowStarted(temporal, deliveryWorkflowId(eventId, unsubscribed.id)), 'no delivery started');
+  }
   t.deepEqual(
     receiver.forEvent(eventId).map((r) => r.path),
     ['/all'],
@@ -312,11 +320,14 @@ test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, with a webhook.di
   t.like(off, { is_active: false, disabled_reason: 'failing', last_status: 503 });
   t.true(off.failure_count >= 2);
 
-  // Disabled: new events are not delivered to it until it is turned back on.
-  const before = receiver.received.filter((r) => r.path === '/broken').length;
-  await transferEvent(ws);
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
-  t.is(receiver.received.filter((r) => r.path === '/broken').length, before);
+  // Disabled: new events are not delivered to it until it is turned back on. Once the event is
+  // dispatched, every delivery it will ever have was started: none for the disabled webhook.
+  const later = await transferEvent(ws);
+  await eventsDispatched(api.services.db, [later]);
+  const temporal = await connectTemporal(api.services.config);
+  t.teardown(() => temporal.connection.close());
+  t.false(await workflowStarted(temporal, deliveryWorkflowId(later, broken.id)), 'no delivery to the disabled webhook');
+  t.deepEqual(receiver.forEvent(later), []);
   const enabled = await api.call('PATCH', '/v1/webhooks', {
     key: ws.keys.live,
     body: { id: broken.id, is_active: true },
@@ -328,8 +339,8 @@ test('dispatchers racing over the same events deliver each (event, webhook) exac
   const receiver = await startReceiver();
   t.teardown(receiver.close);
   const ws = await api.workspace('Racing dispatchers');
-  await hook(ws, receiver, ['transfer.created'], '/one');
-  await hook(ws, receiver, ['transfer.created'], '/two');
+  const one = await hook(ws, receiver, ['transfer.created'], '/one');
+  const two = await hook(ws, receiver, ['transfer.created'], '/two');
   // Two more dispatchers beside the worker's, all woken by the same NOTIFY.
   const temporal = await connectTemporal(api.services.config);
   const config = api.services.config;
@@ -360,7 +371,11 @@ test('dispatchers racing over the same events deliver each (event, webhook) exac
     return recorded.map((event) => event.id);
   });
   await eventually(async () => (receiver.received.length >= 120 ? true : undefined), 60_000);
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  // Every event dispatched, then every delivery workflow finished: no POST can come after this.
+  await eventsDispatched(api.services.db, ids, 60_000);
+  await Promise.all(
+    ids.flatMap((id) => [one, two].map((h) => temporal.workflow.getHandle(deliveryWorkflowId(id, h.id)).result())),
+  );
   t.is(receiver.received.length, 120, 'no (event, webhook) pair was delivered twice');
   for (const path of ['/one', '/two']) {
     const heard = receiver.received.filter((r) => r.path === path).map((r) => r.headers['webhook-id']);
@@ -380,6 +395,16 @@ test('HTTPS: the name resolves through WEBHOOK_HOSTS alone, the socket goes to t
   // The worker records the attempt once the receiver has answered: it may land just after.
   const recorded = await eventually(async () => (await attempts(ws, id))[0]);
   t.like(recorded, { succeeded: true, url: receiver.url('/secure') });
+
+  // The certificate is checked: the same name served with a certificate nobody trusts fails, and nothing is sent.
+  const impostor = await startReceiver({ tls: true, certificate: await untrustedCertificate() });
+  t.teardown(impostor.close);
+  const spoofed = await hook(ws, impostor, ['transfer.created'], '/impostor');
+  const refused = await api.call('POST', `/v1/webhooks/${spoofed.id}/test`, { key: ws.keys.live });
+  t.is(refused.status, 200, refused.text);
+  t.like(refused.body, { succeeded: false, status_code: null });
+  t.regex(refused.body.error, /^tls_error: .*self[- ]signed certificate/i);
+  t.deepEqual(impostor.received, [], 'no request reached the untrusted receiver');
 
   // Plain http is for loopback only: a name is not known to be loopback until it is resolved.
   const plain = await api.call('POST', '/v1/webhooks', {

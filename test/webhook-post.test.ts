@@ -2,6 +2,7 @@ import test from 'ava';
 import type { Lookup } from '../lib/net/ssrf.ts';
 import { postJson, RESPONSE_EXCERPT_BYTES } from '../lib/webhooks/post.ts';
 import { startReceiver } from './helpers/receiver.ts';
+import { untrustedCertificate } from './helpers/tls.ts';
 
 // The one outbound POST of deliveries and rule actions, checked at the moment
 // it is made. Refusals are proved with an injected resolver: nothing here ever
@@ -74,4 +75,21 @@ test('a receiver that never answers is cut off at the timeout', async (t) => {
   t.false(result.ok);
   t.regex(result.error ?? '', /^timeout: no complete answer within 500 ms/);
   t.true(result.durationMs >= 500 && result.durationMs < 2_000, `${result.durationMs} ms`);
+});
+
+test('HTTPS: an untrusted certificate fails before anything is sent; the trusted one passes', async (t) => {
+  const hosts = new Map([['hooks.valise.test', '127.0.0.1']]);
+  const untrusted = await startReceiver({ tls: true, certificate: await untrustedCertificate() });
+  t.teardown(untrusted.close);
+  const refused = await postJson({ ...base, url: untrusted.url('/untrusted'), allowPrivate: true, hosts });
+  t.false(refused.ok);
+  t.is(refused.statusCode, null);
+  t.regex(refused.error ?? '', /^tls_error: .*self[- ]signed certificate/i);
+  t.deepEqual(untrusted.received, [], 'no request reached the receiver');
+  // Same name, same table, the certificate the test stack trusts (NODE_EXTRA_CA_CERTS): the refusal was the certificate.
+  const trusted = await startReceiver({ tls: true });
+  t.teardown(trusted.close);
+  const accepted = await postJson({ ...base, url: trusted.url('/trusted'), allowPrivate: true, hosts });
+  t.true(accepted.ok, accepted.error ?? '');
+  t.is(trusted.received.length, 1);
 });

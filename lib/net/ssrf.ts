@@ -199,10 +199,26 @@ function bareHost(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
-/** Literal IPs are classified now; `localhost` names are loopback by definition (RFC 6761). */
+/**
+ * Names that only ever lead to a cloud metadata service, from inside that
+ * cloud (GCP's, and AWS's `instance-data`): refused by name when a URL is saved,
+ * as their addresses would be when it is called.
+ */
+export const METADATA_HOSTNAMES: readonly string[] = [
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+];
+
+/**
+ * Literal IPs are classified now; `localhost` names are loopback by definition
+ * (RFC 6761); the metadata service's own names are metadata.
+ */
 function literalClass(host: string): AddressClass | undefined {
   if (isIP(host) !== 0) return classifyAddress(host);
   const name = host.toLowerCase().replace(/\.$/, '');
+  if (METADATA_HOSTNAMES.includes(name)) return 'metadata';
   return name === 'localhost' || name.endsWith('.localhost') ? 'loopback' : undefined;
 }
 

@@ -27,6 +27,24 @@ export function isActionType(value: unknown): value is ActionType {
 export const SIGNED_ACTIONS: readonly ActionType[] = ['webhook', 'trigger_webhook'];
 export const usesSigningSecret = (actionType: string) => (SIGNED_ACTIONS as readonly string[]).includes(actionType);
 
+/**
+ * Actions that POST to a URL the rule names. They do what a webhook does, so a
+ * rule with one is created, changed and deleted only by a key that also holds
+ * this scope (docs/rules.md, "Scopes of actions").
+ */
+export const URL_ACTIONS: readonly ActionType[] = ['webhook', 'trigger_webhook', 'slack_notify'];
+export const URL_ACTION_SCOPE = 'webhooks:manage';
+export const callsUrl = (actionType: string) => (URL_ACTIONS as readonly string[]).includes(actionType);
+
+/**
+ * Mail actions. Their target is fixed by the action, never by the config:
+ * `email_recipient` mails the transfer's own recipient, `email_workspace` the
+ * workspace owner. A config holds no address.
+ */
+export const MAIL_ACTIONS: readonly ActionType[] = ['email_recipient', 'email_workspace'];
+const MAIL_TARGETS =
+  "mail actions take no address: `email_recipient` mails the transfer's recipient, `email_workspace` the workspace owner";
+
 /** The members each action's config may have; any other member is refused. */
 export const ACTION_CONFIG_MEMBERS: Readonly<Record<ActionType, readonly string[]>> = {
   webhook: ['url'],
@@ -111,9 +129,10 @@ export function normaliseActionConfig(
     if (!allowed.includes(member)) {
       const takes =
         allowed.length === 0 ? 'takes no members' : `takes only ${allowed.map((m) => `\`${m}\``).join(', ')}`;
+      const why = MAIL_ACTIONS.includes(actionType) ? `; ${MAIL_TARGETS}` : '';
       throw invalid(
         `action_config.${member}`,
-        `\`action_config.${member}\` is not allowed: action \`${actionType}\` ${takes}.`,
+        `\`action_config.${member}\` is not allowed: action \`${actionType}\` ${takes}${why}.`,
       );
     }
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type Caller, tenantOf } from '../api-keys/present.ts';
+import { holdsScope } from '../api-keys/scopes.ts';
 import { seal, unseal } from '../crypto/secrets.ts';
 import { createRuleQueries, type RuleChanges, type RuleExecutionRow, type RuleRow } from '../db/queries/rules.ts';
 import { apiError, notFound } from '../errors.ts';
@@ -9,11 +10,13 @@ import type { Services } from '../services.ts';
 import { generateWebhookSecret } from '../webhooks/signature.ts';
 import {
   type ActionType,
+  callsUrl,
   carryOverConfig,
   isActionType,
   isPlainObject,
   normaliseActionConfig,
   type TargetOptions,
+  URL_ACTION_SCOPE,
   usesSigningSecret,
 } from './actions.ts';
 
@@ -183,6 +186,21 @@ const targetOptions = (services: Services): TargetOptions => ({
   allowPrivateTargets: services.config.webhooks.allowPrivateTargets,
 });
 
+/**
+ * A rule whose action calls a URL does what a webhook does: the caller needs
+ * `webhooks:manage` besides the route's `transfers:manage` to create, change or
+ * delete it (docs/rules.md, "Scopes of actions"). Checked before the body is.
+ */
+function requireUrlActionScope(caller: Caller): void {
+  if (holdsScope(caller.keyType, caller.scopes, URL_ACTION_SCOPE)) return;
+  throw apiError(
+    'scope_missing',
+    `This key lacks the \`${URL_ACTION_SCOPE}\` scope, which rules whose action calls a URL ` +
+      '(`webhook`, `trigger_webhook`, `slack_notify`) need besides `transfers:manage`.',
+    { details: { required_scope: URL_ACTION_SCOPE } },
+  );
+}
+
 // ---- Presentation. ----
 
 export function presentRule(row: RuleRow) {
@@ -228,6 +246,7 @@ export function ruleSigningSecret(services: Pick<Services, 'keys'>, row: Pick<Ru
 // ---- Domain functions behind the routes. ----
 
 export async function createRule(services: Services, caller: Caller, input: RuleInput) {
+  if (callsUrl(input.action_type)) requireUrlActionScope(caller);
   const rule = validateRuleDefinition(input, targetOptions(services));
   const secret = usesSigningSecret(rule.action_type) ? generateWebhookSecret() : null;
   const row = await services.db.transaction(async (tx) => {
@@ -280,6 +299,9 @@ export async function updateRule(services: Services, caller: Caller, id: string,
     const rules = createRuleQueries(tx);
     const row = await rules.find(tenantOf(caller), id, { forUpdate: true });
     if (!row) throw notFound('rule');
+    // Any change to a rule that calls a URL, or that would make it call one.
+    const nextActionType = isActionType(input.action_type) ? input.action_type : row.action_type;
+    if (callsUrl(row.action_type) || callsUrl(nextActionType)) requireUrlActionScope(caller);
     const changes: RuleChanges = {};
     if (input.name !== undefined) changes.name = normaliseName(input.name);
     if (input.description !== undefined) changes.description = normaliseDescription(input.description);
@@ -312,8 +334,14 @@ export async function updateRule(services: Services, caller: Caller, id: string,
 }
 
 export async function removeRule(services: Services, caller: Caller, id: string) {
-  if (!(await createRuleQueries(services.db).remove(tenantOf(caller), id))) throw notFound('rule');
-  return { id, object: 'rule' as const, deleted: true as const };
+  return services.db.transaction(async (tx) => {
+    const rules = createRuleQueries(tx);
+    const row = await rules.find(tenantOf(caller), id, { forUpdate: true });
+    if (!row) throw notFound('rule');
+    if (callsUrl(row.action_type)) requireUrlActionScope(caller);
+    if (!(await rules.remove(tenantOf(caller), id))) throw notFound('rule');
+    return { id, object: 'rule' as const, deleted: true as const };
+  });
 }
 
 export async function listRuleExecutions(services: Services, caller: Caller, id: string, query: PageQuery) {

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 // body and headers, for signature checks) and answers as the test says. It can
 // go down (port closed: connection refused) and come back on the same port.
 // With `tls`, it serves HTTPS as hooks.valise.test, the name scripts/test.sh
-// maps to loopback (WEBHOOK_HOSTS) with a certificate the worker trusts.
+// maps to loopback (WEBHOOK_HOSTS) with a certificate the worker trusts, or
+// with the `certificate` given (test/helpers/tls.ts makes an untrusted one).
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url));
 
@@ -26,7 +27,9 @@ export type Receiver = {
   close: () => Promise<void>;
 };
 
-export async function startReceiver(options: { tls?: boolean } = {}): Promise<Receiver> {
+export async function startReceiver(
+  options: { tls?: boolean; certificate?: { key: Buffer; cert: Buffer } } = {},
+): Promise<Receiver> {
   const received: Received[] = [];
   let respond: (request: Received) => Answer = () => ({ status: 200, body: 'ok' });
   let server: Server | null = null;
@@ -53,7 +56,7 @@ export async function startReceiver(options: { tls?: boolean } = {}): Promise<Re
       });
     };
     const instance: Server = options.tls
-      ? createTlsServer({ key: fixture('key.pem'), cert: fixture('cert.pem') }, handler)
+      ? createTlsServer(options.certificate ?? { key: fixture('key.pem'), cert: fixture('cert.pem') }, handler)
       : createServer(handler);
     await new Promise<void>((resolve, reject) => {
       instance.once('error', reject);

@@ -12,7 +12,8 @@ export const createRoute: ServerRoute = {
     notes:
       'Runs `action_type` with `action_config` when `trigger_event` occurs and `trigger_conditions` match. ' +
       '`webhook` and `trigger_webhook` rules get a signing secret (`secret`, `whsec_…`), returned once. ' +
-      'At most 100 rules per environment.',
+      'At most 100 rules per environment. `webhook`, `trigger_webhook` and `slack_notify` rules call a URL: they ' +
+      'need `webhooks:manage` besides `transfers:manage`. Mail actions take no address.',
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:manage', audit: { action: 'rule.create', resourceType: 'rule' } } },
     validate: {

@@ -9,7 +9,9 @@ export const removeRoute: ServerRoute = {
   path: '/v1/rules/{id}',
   options: {
     description: 'Delete an automation rule',
-    notes: 'Permanent; its execution history goes with it. A second DELETE is 404.',
+    notes:
+      'Permanent; its execution history goes with it. A second DELETE is 404. Deleting a rule whose action calls ' +
+      'a URL needs `webhooks:manage` besides `transfers:manage`.',
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:manage', audit: { action: 'rule.delete', resourceType: 'rule' } } },
     validate: { params: idParams },

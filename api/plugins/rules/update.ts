@@ -13,7 +13,8 @@ export const updateRoute: ServerRoute = {
     notes:
       'Any field; `is_enabled: false` disables the rule without deleting it. `action_config`, when sent, replaces ' +
       'the old one; a new `action_type` alone keeps the old members it takes. The result must be a valid rule. ' +
-      'Switching a rule without a secret to a webhook action returns its new `secret` once.',
+      'Switching a rule without a secret to a webhook action returns its new `secret` once. Changing a rule whose ' +
+      'action calls a URL (before or after the change) needs `webhooks:manage` besides `transfers:manage`.',
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:manage', audit: { action: 'rule.update', resourceType: 'rule' } } },
     validate: { params: idParams, payload: Joi.object(ruleFields).min(1).label('UpdateRule') },

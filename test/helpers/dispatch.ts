@@ -1,0 +1,32 @@
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { sql } from '../../lib/db/sql.ts';
+import { eventually } from './api.ts';
+
+// Positive barriers for "nothing else happened" checks. The dispatcher starts
+// every workflow an event sets off (one per subscribed webhook, one per
+// matching rule) in the transaction that stamps the event dispatched
+// (lib/events/dispatcher.ts). So once an event is dispatched, the workflows it
+// will ever have exist, and one that does not exist will never run.
+
+/** Waits until every one of these events has been dispatched. */
+export async function eventsDispatched(db: DatabasePool, eventIds: readonly string[], timeoutMs = 30_000) {
+  await eventually(async () => {
+    const pending = await db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`
+      SELECT count(*) AS count FROM events
+      WHERE id = ANY (${sql.array([...eventIds], 'text')}) AND dispatched_at IS NULL`);
+    return pending === 0 ? true : undefined;
+  }, timeoutMs);
+}
+
+/** Whether a workflow with this id was ever started (running or closed). */
+export async function workflowStarted(temporal: Client, workflowId: string): Promise<boolean> {
+  try {
+    await temporal.workflow.getHandle(workflowId).describe();
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
+}
