@@ -258,23 +258,24 @@ test.serial(
   'concurrent downloads are bounded per client address: past DOWNLOADS_PER_IP, 429 rate_limited with Retry-After',
   async (t) => {
     const { api } = await apiWith(t, { DOWNLOADS_PER_IP: '3', DOWNLOADS_PER_TRANSFER: '100' });
-    const url = await downloadUrl(api, big.shortCode);
-    const admitted = await Promise.all([1, 2, 3].map(() => stalledDownload(t, url, '127.0.0.21')));
+    // A link streams one request at a time (docs/transfers.md, "Download links"): each download here has its own.
+    const url = () => downloadUrl(api, big.shortCode);
+    const admitted = await Promise.all([1, 2, 3].map(async () => stalledDownload(t, await url(), '127.0.0.21')));
     t.deepEqual(
       admitted.map((d) => d.status),
       [200, 200, 200],
     );
-    const refused = await stalledDownload(t, url, '127.0.0.21');
+    const refused = await stalledDownload(t, await url(), '127.0.0.21');
     t.is(refused.status, 429);
     t.regex(refused.head, /\r\nretry-after: \d+/i);
     t.deepEqual(errorOf(refused.body), { ...errorOf(refused.body), code: 'rate_limited', reason: 'downloads_per_ip' });
 
     // Another address is not affected; and a slot is given back as soon as a download ends.
-    t.is((await stalledDownload(t, url, '127.0.0.22')).status, 200);
+    t.is((await stalledDownload(t, await url(), '127.0.0.22')).status, 200);
     admitted[0]?.socket.destroy();
     await eventually(
       async () => {
-        const retry = await stalledDownload(t, url, '127.0.0.21');
+        const retry = await stalledDownload(t, await url(), '127.0.0.21');
         retry.socket.destroy();
         return retry.status === 200 ? true : undefined;
       },
@@ -289,15 +290,16 @@ test.serial(
   'concurrent downloads are bounded per link: past DOWNLOADS_PER_TRANSFER, 429; other transfers still download',
   async (t) => {
     const { api } = await apiWith(t, { DOWNLOADS_PER_IP: '100', DOWNLOADS_PER_TRANSFER: '3' });
-    const url = await downloadUrl(api, big.shortCode);
+    // A link streams one request at a time (docs/transfers.md, "Download links"): each download here has its own.
+    const url = () => downloadUrl(api, big.shortCode);
     const admitted = await Promise.all(
-      ['127.0.0.31', '127.0.0.32', '127.0.0.33'].map((ip) => stalledDownload(t, url, ip)),
+      ['127.0.0.31', '127.0.0.32', '127.0.0.33'].map(async (ip) => stalledDownload(t, await url(), ip)),
     );
     t.deepEqual(
       admitted.map((d) => d.status),
       [200, 200, 200],
     );
-    const refused = await stalledDownload(t, url, '127.0.0.34');
+    const refused = await stalledDownload(t, await url(), '127.0.0.34');
     t.is(refused.status, 429);
     t.regex(refused.head, /\r\nretry-after: \d+/i);
     t.deepEqual(errorOf(refused.body), {
@@ -315,17 +317,18 @@ test.serial(
 const FLOOD = 60; // more than the 50 sockets of an S3 client with the SDK's defaults
 
 test.serial(
-  `${FLOOD} stalled downloads and 10 stalled uploads from one address and one link: another user's upload and download complete meanwhile; the stalls are closed after the idle timeout`,
+  `${FLOOD} stalled downloads and 10 stalled uploads from one address and one transfer: another user's upload and download complete meanwhile; the stalls are closed after the idle timeout`,
   async (t) => {
     const idleMs = 15_000;
     const { api, connections } = await apiWith(t, { DOWNLOAD_IDLE_TIMEOUT: '15s', UPLOAD_IDLE_TIMEOUT: '15s' });
-    const url = await downloadUrl(api, big.shortCode);
+    // A link streams one request at a time (docs/transfers.md, "Download links"): each download here has its own.
+    const url = () => downloadUrl(api, big.shortCode);
     const uploads = await createTransfer(api, attacker.keys.test, {
       files: Array.from({ length: 10 }, (_, i) => ({ name: `stall-${i}.bin`, size: 3 * MiB })),
     });
 
     const downloads = await Promise.all(
-      Array.from({ length: FLOOD }, () => stalledDownload(t, url, '127.0.0.1', 10_000)),
+      Array.from({ length: FLOOD }, async () => stalledDownload(t, await url(), '127.0.0.1', 10_000)),
     );
     const stalledUploads = await Promise.all(
       uploads.upload_urls.map((entry) => stalledUpload(t, entry.url, entry.size, randomBytes(100))),
@@ -359,7 +362,7 @@ test.serial(
       25,
     );
     t.is(api.services.downloads.gate.active(), 0);
-    const again = await getFrom(url, '127.0.0.1');
+    const again = await getFrom(await url(), '127.0.0.1');
     t.is(sha256(again.body), sha256(big.bytes));
   },
 );
@@ -373,9 +376,10 @@ test.serial(
       DOWNLOADS_PER_TRANSFER: '1000',
       DOWNLOADS_MAX: '8',
     });
-    const url = await downloadUrl(api, big.shortCode);
+    // A link streams one request at a time (docs/transfers.md, "Download links"): each download here has its own.
+    const url = () => downloadUrl(api, big.shortCode);
     const downloads = await Promise.all(
-      Array.from({ length: FLOOD }, () => stalledDownload(t, url, '127.0.0.1', 10_000)),
+      Array.from({ length: FLOOD }, async () => stalledDownload(t, await url(), '127.0.0.1', 10_000)),
     );
 
     const bytes = content(9 * MiB + 5);
