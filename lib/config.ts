@@ -119,6 +119,7 @@ const schema = z
     // A stalled client is cut off after the idle timeout; a trickling one after the request timeout.
     UPLOAD_IDLE_TIMEOUT: duration.prefault('60s'),
     UPLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
+    UPLOAD_LEASE: duration.prefault('2m'),
     DOWNLOAD_IDLE_TIMEOUT: duration.prefault('60s'),
     DOWNLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
     // Downloads streaming at once, per API process: per client address, per transfer, in all
@@ -231,7 +232,7 @@ function toConfig(env: z.infer<typeof schema>) {
       defaultExpiryHours: env.TRANSFER_DEFAULT_EXPIRY_HOURS,
       uploadWindowHours: env.UPLOAD_WINDOW_HOURS,
       downloadLinkSeconds: env.DOWNLOAD_LINK_SECONDS,
-      uploads: { idleMs: env.UPLOAD_IDLE_TIMEOUT, requestMs: env.UPLOAD_REQUEST_TIMEOUT },
+      uploads: { idleMs: env.UPLOAD_IDLE_TIMEOUT, requestMs: env.UPLOAD_REQUEST_TIMEOUT, leaseMs: env.UPLOAD_LEASE },
       downloads: {
         idleMs: env.DOWNLOAD_IDLE_TIMEOUT,
         requestMs: env.DOWNLOAD_REQUEST_TIMEOUT,

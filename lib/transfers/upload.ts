@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { generateDataKey, unwrapDataKey, wrapDataKey } from '../crypto/key-wrap.ts';
@@ -80,14 +80,24 @@ export async function receiveUpload(
     });
   }
 
-  const uploads = createUploadQueries(services.db);
-  const leased = await uploads.acquireLease(file.id);
-  if (!leased) {
-    throw apiError('validation_error', 'Another upload of this file is in progress.', { status: 409 });
-  }
+  const { leaseMs } = services.config.transfers.uploads;
+  const uploads = createUploadQueries(services.db, leaseMs);
+  const leaseId = randomUUID();
+  const leased = await uploads.acquireLease(file.id, leaseId);
+  if (!leased) throw uploadInProgress();
   file = leased;
+  // The lease is renewed while the request lives, not only when a part is stored: a slow
+  // line may take longer than the lease to send one part. A renewal that fails on our side
+  // is tried again at the next tick; one that finds the lease gone stops this request.
+  const fileId = file.id;
+  const renewal = setInterval(() => {
+    uploads.renewLease(fileId, leaseId).then(
+      (held) => held || body.destroy(new UploadLeaseLostError()),
+      () => undefined,
+    );
+  }, leaseMs / 3);
   try {
-    return await streamParts(services, transfer, file, range, body, receivedAt);
+    return await streamParts(services, transfer, file, range, body, receivedAt, leaseId);
   } catch (error) {
     if (error instanceof UploadSizeError || error instanceof SizeMismatchError) {
       throw apiError('validation_error', error.message, { param: 'body' });
@@ -96,10 +106,23 @@ export async function receiveUpload(
     if (error instanceof UploadTimeoutError) {
       throw apiError('validation_error', error.message, { param: 'body', status: 408 });
     }
+    if (error instanceof UploadLeaseLostError) throw uploadInProgress();
     throw error;
   } finally {
-    await uploads.releaseLease(file.id);
+    clearInterval(renewal);
+    await uploads.releaseLease(file.id, leaseId);
   }
+}
+
+/** This request no longer holds the file's lease: another request writes the file now. */
+class UploadLeaseLostError extends Error {
+  constructor() {
+    super('the upload lease was lost');
+  }
+}
+
+function uploadInProgress() {
+  return apiError('validation_error', 'Another upload of this file is in progress.', { status: 409 });
 }
 
 async function streamParts(
@@ -109,9 +132,13 @@ async function streamParts(
   range: Range,
   body: Readable,
   receivedAt: number,
+  leaseId: string,
 ) {
   const { start, end } = range;
-  const uploads = createUploadQueries(services.db);
+  const uploads = createUploadQueries(services.db, services.config.transfers.uploads.leaseMs);
+  const holding = (held: boolean) => {
+    if (!held) throw new UploadLeaseLostError();
+  };
   const objects = services.objects;
   const mode = transfer.encryption_mode;
   const plan = partPlan(file.size, mode);
@@ -129,10 +156,13 @@ async function streamParts(
       wrappedKey = wrapDataKey(services.keyring, generateDataKey(), file.id);
       noncePrefix = randomBytes(NONCE_PREFIX_SIZE);
     }
-    await uploads.begin(
-      file.id,
-      uploadId,
-      wrappedKey && noncePrefix ? { dataKeyWrapped: wrappedKey, noncePrefix } : null,
+    holding(
+      await uploads.begin(
+        file.id,
+        leaseId,
+        uploadId,
+        wrappedKey && noncePrefix ? { dataKeyWrapped: wrappedKey, noncePrefix } : null,
+      ),
     );
     parts = [];
   }
@@ -165,14 +195,14 @@ async function streamParts(
       const etag = await objects.uploadPart(file.object_key, multipartId, part.number, bytes);
       const stored = { partNumber: part.number, etag };
       parts = [...parts, stored];
-      await uploads.commitPart(file.id, stored, part.plainEnd);
+      holding(await uploads.commitPart(file.id, leaseId, stored, part.plainEnd));
     }),
   );
   await pipeline(body, guard, ...stages, writer);
   // A chunk that ends before the file does leaves its parts committed and the file waiting for the next.
   if (end === file.size) {
     await objects.completeMultipart(file.object_key, multipartId, parts);
-    await uploads.complete(file.id, hash ? hash.digest('hex') : null);
+    holding(await uploads.complete(file.id, leaseId, hash ? hash.digest('hex') : null));
     await services.transfers.fileUploaded(transfer.id, file.id);
   }
   const stored = await createTransferQueries(services.db).file(file.id);

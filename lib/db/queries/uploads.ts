@@ -5,26 +5,37 @@ import { type FileRow, fileRow, type partSchema } from './transfers.ts';
 
 type Part = z.infer<typeof partSchema>;
 
-const LEASE_SECONDS = 120;
-
 // The resumable-upload state of one file. One request at a time may write a
-// file: it holds a lease, renewed with every part, that a crashed request's
-// successor can take over once it lapses.
-export function createUploadQueries(db: CommonQueryMethods) {
+// file: it holds a lease, named by the request's lease id and renewed while it
+// sends, that a crashed request's successor can take over once it lapses.
+// Writes and the release check the lease id, so a request that lost its lease
+// can neither write beside its successor nor free the successor's lease.
+export function createUploadQueries(db: CommonQueryMethods, leaseMs = 120_000) {
+  const leaseSeconds = leaseMs / 1000;
   return {
-    /** Takes the file's upload lease; null when another live request holds it. */
-    async acquireLease(fileId: string): Promise<FileRow | null> {
+    /** Takes the file's upload lease for `leaseId`; null when another live request holds it. */
+    async acquireLease(fileId: string, leaseId: string): Promise<FileRow | null> {
       return db.maybeOne(sql.type(fileRow)`
         UPDATE transfer_files f
-        SET upload_lease_until = ms_now() + make_interval(secs => ${LEASE_SECONDS})
+        SET upload_lease_until = ms_now() + make_interval(secs => ${leaseSeconds}), upload_lease_id = ${leaseId}
         WHERE f.id = ${fileId} AND (f.upload_lease_until IS NULL OR f.upload_lease_until < ms_now())
         RETURNING f.id, f.transfer_id, f.position, f.name, f.size, f.mime_type, f.object_key, f.upload_state,
           f.multipart_upload_id, f.parts, f.bytes_received, f.data_key_wrapped, f.nonce_prefix, f.encrypted_size,
           f.sha256, f.scan_status, f.scan_signature, f.uploaded_at, f.created_at`);
     },
 
-    async releaseLease(fileId: string): Promise<void> {
-      await db.query(sql.typeAlias('void')`UPDATE transfer_files SET upload_lease_until = NULL WHERE id = ${fileId}`);
+    /** Extends the lease while its request still holds it; false once it was lost. */
+    async renewLease(fileId: string, leaseId: string): Promise<boolean> {
+      const renewed = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+        UPDATE transfer_files SET upload_lease_until = ms_now() + make_interval(secs => ${leaseSeconds})
+        WHERE id = ${fileId} AND upload_lease_id = ${leaseId} RETURNING id`);
+      return renewed !== null;
+    },
+
+    async releaseLease(fileId: string, leaseId: string): Promise<void> {
+      await db.query(sql.typeAlias('void')`
+        UPDATE transfer_files SET upload_lease_until = NULL, upload_lease_id = NULL
+        WHERE id = ${fileId} AND upload_lease_id = ${leaseId}`);
     },
 
     /**
@@ -32,31 +43,40 @@ export function createUploadQueries(db: CommonQueryMethods) {
      * material in server mode: bytes sent again from zero may differ, and one
      * key and nonce must never seal two different plaintexts.
      */
-    async begin(fileId: string, uploadId: string, keys: { dataKeyWrapped: string; noncePrefix: Buffer } | null) {
-      await db.query(sql.typeAlias('void')`
+    async begin(
+      fileId: string,
+      leaseId: string,
+      uploadId: string,
+      keys: { dataKeyWrapped: string; noncePrefix: Buffer } | null,
+    ): Promise<boolean> {
+      const begun = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
         UPDATE transfer_files
         SET multipart_upload_id = ${uploadId}, parts = '[]', bytes_received = 0, upload_state = 'uploading',
             sha256 = NULL,
             data_key_wrapped = COALESCE(${keys?.dataKeyWrapped ?? null}, data_key_wrapped),
             nonce_prefix = COALESCE(${keys ? sql.binary(keys.noncePrefix) : null}, nonce_prefix)
-        WHERE id = ${fileId}`);
+        WHERE id = ${fileId} AND upload_lease_id = ${leaseId} RETURNING id`);
+      return begun !== null;
     },
 
-    /** Records a stored part and the bytes it covers; renews the lease. */
-    async commitPart(fileId: string, part: Part, bytesReceived: number): Promise<void> {
-      await db.query(sql.typeAlias('void')`
+    /** Records a stored part and the bytes it covers, and renews the lease; false once the lease was lost. */
+    async commitPart(fileId: string, leaseId: string, part: Part, bytesReceived: number): Promise<boolean> {
+      const committed = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
         UPDATE transfer_files
         SET parts = parts || ${sql.jsonb([part])}, bytes_received = ${bytesReceived},
-            upload_lease_until = ms_now() + make_interval(secs => ${LEASE_SECONDS})
-        WHERE id = ${fileId}`);
+            upload_lease_until = ms_now() + make_interval(secs => ${leaseSeconds})
+        WHERE id = ${fileId} AND upload_lease_id = ${leaseId} RETURNING id`);
+      return committed !== null;
     },
 
-    async complete(fileId: string, sha256: string | null): Promise<void> {
-      await db.query(sql.typeAlias('void')`
+    /** Marks the file uploaded and frees its lease; false once the lease was lost. */
+    async complete(fileId: string, leaseId: string, sha256: string | null): Promise<boolean> {
+      const completed = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
         UPDATE transfer_files
         SET upload_state = 'uploaded', uploaded_at = ms_now(), sha256 = ${sha256}, multipart_upload_id = NULL,
-            upload_lease_until = NULL
-        WHERE id = ${fileId}`);
+            upload_lease_until = NULL, upload_lease_id = NULL
+        WHERE id = ${fileId} AND upload_lease_id = ${leaseId} RETURNING id`);
+      return completed !== null;
     },
 
     async pendingFiles(transferId: string): Promise<number> {
