@@ -1,5 +1,11 @@
 import { resolve } from 'node:path';
-import { type FileSource, SendInterruptedError, type SendSession, type Valise } from '../../../sdk/src/index.ts';
+import {
+  type FileSource,
+  InvalidArgumentError,
+  SendInterruptedError,
+  type SendSession,
+  type Valise,
+} from '../../../sdk/src/index.ts';
 import { fileFromPath } from '../../../sdk/src/node.ts';
 import { byteRate, durationHours, parseCommand, positiveInteger } from '../args.ts';
 import type { Context } from '../context.ts';
@@ -125,14 +131,13 @@ async function upload(valise: Valise, ctx: Context, job: UploadJob): Promise<voi
   printLine(session.shareUrl);
 }
 
+/** A file to send, checked (exists, regular, readable) before anything is sent. */
 async function openFile(path: string): Promise<FileSource> {
   try {
     return await fileFromPath(path);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new CliError(`${path}: no such file.`);
-    if (code === 'EACCES') throw new CliError(`${path}: permission denied.`);
-    if (error instanceof TypeError) throw new CliError(`${path}: not a regular file.`);
+    // The SDK's message names the argument (`path: no such file: …`); here the path says it all.
+    if (error instanceof InvalidArgumentError) throw new CliError(`${error.message.replace(/^path: /, '')}.`);
     throw error;
   }
 }
