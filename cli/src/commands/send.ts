@@ -14,6 +14,7 @@ import { note, printJson, printLine } from '../output.ts';
 import { listPending, loadPending, type PendingSend, removePending, savePending } from '../pending-sends.ts';
 import { Progress } from '../progress.ts';
 import { passwordFrom } from '../prompt.ts';
+import { visible } from '../terminal.ts';
 import { throttled } from '../throttle.ts';
 
 const SEND_USAGE =
@@ -84,7 +85,8 @@ async function listInterrupted(ctx: Context): Promise<void> {
   }));
   if (ctx.json) return printJson({ object: 'list', data: rows, has_more: false, next_cursor: null });
   if (rows.length === 0) return note('No interrupted sends.');
-  for (const row of rows) printLine(`${row.transfer_id}  ${row.created_at}  ${row.mode}  ${row.paths.join(' ')}`);
+  for (const row of rows)
+    printLine(`${row.transfer_id}  ${row.created_at}  ${row.mode}  ${visible(row.paths.join(' '))}`);
 }
 
 type UploadJob = {
