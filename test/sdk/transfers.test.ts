@@ -87,6 +87,8 @@ for (const mode of ['server', 'e2e'] as const) {
     t.true((await readFile(join(out, 'small.bin'))).equals(small));
 
     const stored = await storedBlob(sent.transfer.id, 0);
+    // Not vacuous: the stored object is the whole file (ciphertext is never shorter than the plaintext).
+    t.true(stored.length >= big.length, `the stored object holds the file (${stored.length} bytes)`);
     t.false(stored.includes(MARKER), 'storage holds ciphertext only');
     if (mode === 'e2e') {
       t.is(transfer.scan_status, 'not_scanned_e2e');
