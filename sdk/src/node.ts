@@ -67,7 +67,8 @@ export function toDirectory(directory: string, options: WriteOptions = {}): Dire
   return Object.assign(sink, {
     paths,
     check: async (files: SharedFile[]) => {
-      for (const file of files) await refuseExisting(pathOf(file), overwrite);
+      // A share view that does not name its files yet (before a password) is checked when each is opened.
+      for (const file of files) if (typeof file.name === 'string') await refuseExisting(pathOf(file), overwrite);
     },
   });
 }

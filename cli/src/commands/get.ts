@@ -79,7 +79,7 @@ function parseShareUrl(text: string): { origin: string; code: string } {
     throw new UsageError(`Not a share link: ${text}`, `Usage: ${USAGE}`);
   }
   const code = url.pathname.split('/').filter(Boolean).at(-1);
-  if (!code) throw new CliError(`Not a share link: ${text}`);
+  if (!code || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new CliError(`Not a share link: ${text}`);
   return { origin: url.origin, code: decodeURIComponent(code) };
 }
 
