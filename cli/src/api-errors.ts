@@ -1,11 +1,12 @@
 import { ConnectionError, ValiseError } from '../../sdk/src/index.ts';
-import { EXIT_API, EXIT_NETWORK, EXIT_USAGE } from './exit-codes.ts';
+import { EXIT_API, EXIT_EXISTS, EXIT_NETWORK, EXIT_USAGE } from './exit-codes.ts';
 
 // Turns an SDK error into what a person needs: the API's message and code, and
 // what to do about it, one hint per error code of the spec.
 
 export function exitCodeFor(error: ValiseError): number {
   if (error instanceof ConnectionError) return EXIT_NETWORK;
+  if (error.code === 'file_exists') return EXIT_EXISTS;
   if (error.status > 0) return EXIT_API;
   // An SDK-side failure without an answer (an e2e link without its key, a damaged blob).
   return error.code === 'integrity_error' ? EXIT_API : EXIT_USAGE;
@@ -64,6 +65,8 @@ function hintFor(error: ValiseError, baseUrl: string): string | undefined {
       return `Could not reach the API at ${baseUrl}. Is it running? (set VALISE_BASE_URL or use \`valise login --base-url\`)`;
     case 'integrity_error':
       return 'The content does not decrypt: the link or its #k= key is damaged or wrong.';
+    case 'file_exists':
+      return 'Nothing was replaced. Run it again with --force to replace it, or choose another folder with -o.';
     default:
       return undefined;
   }

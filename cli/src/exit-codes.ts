@@ -7,6 +7,8 @@ export const EXIT_USAGE = 1;
 export const EXIT_API = 2;
 /** No answer from the API: connection refused or reset, DNS, timeout. */
 export const EXIT_NETWORK = 3;
+/** A file to be written exists already, and --force was not given: it was left as it is. */
+export const EXIT_EXISTS = 4;
 
 /** A failure the CLI explains itself, without a stack trace. */
 export class CliError extends Error {

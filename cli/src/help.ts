@@ -9,7 +9,7 @@ Transfers
                           --to EMAIL --expires 24h --max-downloads N --password PASSWORD
                           --title TEXT --e2e --approval --limit-rate 10M
   resume [TRANSFER_ID]  Finish an interrupted send (--list shows them)
-  get SHARE_URL         Download a share link's files  -o DIR --password PASSWORD --wait
+  get SHARE_URL         Download a share link's files  -o DIR --force --password PASSWORD --wait
   ls                    List transfers  --status S --search TEXT --limit N --all
   show TRANSFER_ID      Show a transfer and its files
   rm TRANSFER_ID        Revoke a transfer
@@ -30,5 +30,5 @@ Global flags
   -h, --help            This help
 
 Environment: VALISE_API_KEY, VALISE_BASE_URL (default http://127.0.0.1:8080), VALISE_CONFIG, VALISE_PROFILE
-Exit codes: 0 ok, 1 usage or local error, 2 API error, 3 network error
+Exit codes: 0 ok, 1 usage or local error, 2 API error, 3 network error, 4 a file exists (use --force)
 `;

@@ -12,6 +12,8 @@ import { webhooks } from './commands/webhooks.ts';
 import { type Context, createContext } from './context.ts';
 import { CliError, EXIT_OK, EXIT_USAGE, UsageError } from './exit-codes.ts';
 import { HELP } from './help.ts';
+import { note, noteJson } from './output.ts';
+import { visible } from './terminal.ts';
 
 type Command = (argv: string[], ctx: Context) => Promise<void>;
 
@@ -94,22 +96,26 @@ function report(error: unknown, json: boolean, baseUrl: string): number {
     const code = exitCodeFor(error);
     if (json) {
       const body = Object.keys(error.body).length ? error.body : { code: error.code, message: error.message };
-      process.stderr.write(`${JSON.stringify({ error: body })}\n`);
+      noteJson({ error: body });
     } else {
       const lines = describeApiError(error, baseUrl);
       if (error instanceof ConnectionError)
         lines[0] = `error: could not reach ${baseUrl}: ${error.message} (${error.code})`;
-      process.stderr.write(`${lines.join('\n')}\n`);
+      // Each line may hold the server's words: one visible line each.
+      note(lines.map((line) => visible(line)).join('\n'));
     }
     return code;
   }
   if (error instanceof CliError) {
     if (json) {
       const code = error instanceof UsageError ? 'usage_error' : 'cli_error';
-      process.stderr.write(`${JSON.stringify({ error: { code, message: error.message } })}\n`);
-    } else process.stderr.write(`error: ${error.message}\n${error.hint ? `${error.hint}\n` : ''}`);
+      noteJson({ error: { code, message: error.message } });
+    } else {
+      note(`error: ${visible(error.message)}`);
+      if (error.hint) note(error.hint);
+    }
     return error.exitCode;
   }
-  process.stderr.write(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  note(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   return EXIT_USAGE;
 }

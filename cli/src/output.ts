@@ -1,16 +1,30 @@
+import { jsonText, visible } from './terminal.ts';
+
 // What goes to stdout: JSON for scripts (--json), tables and lines for people.
-// Progress and diagnostics go to stderr, so stdout stays parseable.
+// Progress and diagnostics go to stderr, so stdout stays parseable. Nothing
+// reaches the terminal without `visible` (control characters shown, never
+// acted on); values from others are made one line where they are put in.
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${jsonText(value, 2)}\n`);
+}
+
+/** One JSON value per line (`listen --json`). */
+export function printJsonLine(value: unknown): void {
+  process.stdout.write(`${jsonText(value)}\n`);
+}
+
+/** A JSON value on stderr (errors with --json). */
+export function noteJson(value: unknown): void {
+  process.stderr.write(`${jsonText(value)}\n`);
 }
 
 export function printLine(text = ''): void {
-  process.stdout.write(`${text}\n`);
+  process.stdout.write(`${visible(text, { keepNewlines: true })}\n`);
 }
 
 export function note(text: string): void {
-  process.stderr.write(`${text}\n`);
+  process.stderr.write(`${visible(text, { keepNewlines: true })}\n`);
 }
 
 export type Column<T> = { header: string; value: (row: T) => unknown; maxWidth?: number };
@@ -44,6 +58,7 @@ function cellText(value: unknown, maxWidth?: number): string {
   if (value === null || value === undefined || value === '') text = '-';
   else if (Array.isArray(value)) text = value.length ? value.join(',') : '-';
   else text = String(value);
+  text = visible(text);
   if (maxWidth && text.length > maxWidth) text = `${text.slice(0, maxWidth - 1)}…`;
   return text;
 }

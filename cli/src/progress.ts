@@ -1,4 +1,5 @@
 import { formatBytes } from './output.ts';
+import { visible } from './terminal.ts';
 
 // Progress on stderr: on a terminal, a bar per file redrawn in place, with the
 // throughput of the whole command; otherwise (a pipe, a log file, CI) a plain
@@ -50,15 +51,16 @@ export class Progress {
     if (!file) return;
     const percent = file.size === 0 ? 100 : Math.floor((bytes / file.size) * 100);
     const counter = this.#files.length > 1 ? `[${index + 1}/${this.#files.length}] ` : '';
+    const name = visible(file.name); // a sender's name: shown, never interpreted by the terminal
     const amounts = `${formatBytes(bytes)} / ${formatBytes(file.size)}`;
     const rate = `${formatBytes(this.#throughput())}/s`;
     if (this.#tty) {
       const filled = Math.round((percent / 100) * BAR_WIDTH);
       const bar = `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}`;
-      this.#out.write(`\r\x1b[2K${counter}${file.name}  ${bar} ${String(percent).padStart(3)}%  ${amounts}  ${rate}`);
+      this.#out.write(`\r\x1b[2K${counter}${name}  ${bar} ${String(percent).padStart(3)}%  ${amounts}  ${rate}`);
       if (final) this.#out.write('\n');
     } else {
-      this.#out.write(`${counter}${file.name}: ${amounts} (${percent}%), ${rate}${final ? ', done' : ''}\n`);
+      this.#out.write(`${counter}${name}: ${amounts} (${percent}%), ${rate}${final ? ', done' : ''}\n`);
     }
   }
 

@@ -1,4 +1,12 @@
-import { ConnectionError, errorFromResponse, RateLimitError, ValiseError } from './errors.ts';
+import {
+  expectDuration,
+  expectFunction,
+  expectHttpUrl,
+  expectInteger,
+  expectObject,
+  expectString,
+} from './arguments.ts';
+import { ConnectionError, errorFromResponse, InvalidArgumentError, RateLimitError, ValiseError } from './errors.ts';
 
 // The request core every resource goes through: authentication, JSON, timeouts,
 // retries with backoff and jitter, Retry-After, and idempotency keys.
@@ -74,8 +82,8 @@ export class HttpClient {
   readonly #fetch: typeof fetch;
 
   constructor(options: ValiseOptions) {
-    if (!options.baseUrl) throw new TypeError('Valise: `baseUrl` is required');
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    checkOptions(options);
+    this.baseUrl = String(options.baseUrl).replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs ?? 60_000;
     this.transferTimeoutMs = options.transferTimeoutMs ?? 120_000;
@@ -83,7 +91,10 @@ export class HttpClient {
       options.uploadChunkBytes === undefined ? (inBrowser() ? UPLOAD_PART_BYTES : null) : options.uploadChunkBytes;
     const chunk = this.uploadChunkBytes;
     if (chunk !== null && !(Number.isSafeInteger(chunk) && chunk > 0 && chunk % UPLOAD_PART_BYTES === 0)) {
-      throw new TypeError(`Valise: \`uploadChunkBytes\` must be a positive multiple of ${UPLOAD_PART_BYTES}`);
+      throw new InvalidArgumentError(
+        'uploadChunkBytes',
+        `expected a positive multiple of ${UPLOAD_PART_BYTES} (the part size), or null; got ${String(chunk)}`,
+      );
     }
     this.#maxRetries = options.maxRetries ?? 3;
     this.#baseDelayMs = options.retryBaseDelayMs ?? 500;
@@ -201,6 +212,19 @@ export class HttpClient {
       keepUntilBodyRead: (_response: Response) => clearTimeout(timer),
     };
   }
+}
+
+/** The client's options, checked once, so a typo fails here rather than at the first call. */
+function checkOptions(options: unknown): asserts options is ValiseOptions {
+  expectObject(options, 'options');
+  expectHttpUrl(options.baseUrl, 'baseUrl', 'where the API answers, e.g. https://valise.example.com');
+  expectString(options.apiKey, 'apiKey', true);
+  expectDuration(options.timeoutMs, 'timeoutMs');
+  expectDuration(options.transferTimeoutMs, 'transferTimeoutMs');
+  expectInteger(options.maxRetries, 'maxRetries', 0);
+  expectDuration(options.retryBaseDelayMs, 'retryBaseDelayMs', true);
+  expectDuration(options.retryMaxDelayMs, 'retryMaxDelayMs', true);
+  expectFunction(options.fetch, 'fetch', 'a fetch implementation', true);
 }
 
 function connectionFailure(cause: unknown, spec: RequestSpec, timedOut: boolean): ValiseError {

@@ -1,6 +1,15 @@
+import {
+  describe,
+  expectFunction,
+  expectHttpUrl,
+  expectInteger,
+  expectObject,
+  expectSignal,
+  expectString,
+} from './arguments.ts';
 import { fileKey, linkKeyFrom } from './crypto/link-key.ts';
 import { createDecryptStream } from './crypto/val1.ts';
-import { ValiseError } from './errors.ts';
+import { InvalidArgumentError, ValiseError } from './errors.ts';
 import type { Shares } from './resources/shares.ts';
 import { resumableBody } from './resumable-body.ts';
 import { countBytes } from './sources.ts';
@@ -9,7 +18,13 @@ import type { SharedFile } from './types.ts';
 // Downloading a share link: one counted download, then each file streamed from
 // its link into a sink the caller provides, decrypted on the way in e2e mode.
 
-export type DownloadSink = (file: SharedFile) => WritableStream<Uint8Array> | Promise<WritableStream<Uint8Array>>;
+export type DownloadSink = ((file: SharedFile) => WritableStream<Uint8Array> | Promise<WritableStream<Uint8Array>>) & {
+  /**
+   * Optional: called with the files about to be written, before the download is counted. Throw to
+   * refuse (`toDirectory` throws FileExistsError when a file is already there).
+   */
+  check?: ((files: SharedFile[]) => void | Promise<void>) | undefined;
+};
 
 export type DownloadParams = {
   /** When the transfer has one. */
@@ -30,7 +45,8 @@ export type DownloadedFile = SharedFile & {
 };
 
 export async function downloadShare(shares: Shares, shareUrl: string, params: DownloadParams) {
-  const code = shortCodeOf(shareUrl);
+  const code = shortCodeOf(expectHttpUrl(shareUrl, 'shareUrl', 'a share link'));
+  checkDownloadParams(params);
   let shared = await shares.get(code, { signal: params.signal });
   // Behind a password the view names no file until it is unlocked.
   if (shared.files === null) {
@@ -46,10 +62,12 @@ export async function downloadShare(shares: Shares, shareUrl: string, params: Do
       message: 'This transfer is end-to-end encrypted and the link has no `#k=` key: it cannot be decrypted',
     });
   }
+  const wanted = params.fileIds ? new Set(params.fileIds) : null;
+  // Before the download is counted: the sink may refuse (a file that exists, say).
+  await params.to.check?.(sharedFiles.filter((file) => !wanted || wanted.has(file.id)));
   const links = await shares.downloadLinks(code, params.password === undefined ? {} : { password: params.password }, {
     signal: params.signal,
   });
-  const wanted = params.fileIds ? new Set(params.fileIds) : null;
   const files: DownloadedFile[] = [];
   for (const link of links.files) {
     if (wanted && !wanted.has(link.file_id)) continue;
@@ -77,9 +95,25 @@ export async function downloadShare(shares: Shares, shareUrl: string, params: Do
   return { transfer: shared, files };
 }
 
-function shortCodeOf(shareUrl: string): string {
-  const segments = new URL(shareUrl).pathname.split('/').filter(Boolean);
-  const code = segments.at(-1);
-  if (!code) throw new TypeError(`not a share link: ${shareUrl}`);
+function shortCodeOf(url: URL): string {
+  const code = url.pathname.split('/').filter(Boolean).at(-1);
+  if (!code) throw new InvalidArgumentError('shareUrl', `expected a share link (…/t/<code>); got ${url.href}`);
   return decodeURIComponent(code);
+}
+
+function checkDownloadParams(params: unknown): asserts params is DownloadParams {
+  expectObject(params, 'params');
+  expectFunction(
+    params.to,
+    'to',
+    'a function (file) => WritableStream, such as toDirectory(dir) from @valise/sdk/node',
+  );
+  const ids = params.fileIds;
+  if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => typeof id === 'string'))) {
+    throw new InvalidArgumentError('fileIds', `expected an array of file ids (strings); got ${describe(ids)}`);
+  }
+  expectString(params.password, 'password', true);
+  expectFunction(params.onProgress, 'onProgress', 'a function', true);
+  expectInteger(params.maxResumes, 'maxResumes', 0);
+  expectSignal(params.signal, 'signal');
 }

@@ -27,6 +27,10 @@ export type ValiseErrorCode =
   | 'unexpected_response'
   /** End-to-end content that does not decrypt: damaged, or the wrong key. */
   | 'integrity_error'
+  /** A wrong argument to an SDK method, refused before any request; `param` names it. */
+  | 'invalid_argument'
+  /** A download would replace a file that exists (`FileExistsError`). */
+  | 'file_exists'
   /** A code this SDK version does not know yet; `code` still holds it. */
   | (string & {});
 
@@ -82,6 +86,26 @@ export class RateLimitError extends ValiseError {}
 export class ServerError extends ValiseError {}
 /** No answer at all: connection failure, timeout or abort. */
 export class ConnectionError extends ValiseError {}
+
+/**
+ * A wrong argument, caught by the SDK before any request is made: `param` names it (`files[2]`,
+ * `baseUrl`, `to`) and the message starts with that name, says what was expected and what came.
+ */
+export class InvalidArgumentError extends ValiseError {
+  constructor(param: string, message: string, cause?: unknown) {
+    super({ code: 'invalid_argument', param, message: `${param}: ${message}`, cause });
+  }
+}
+
+/** A download would replace an existing file; pass `overwrite: true` to the sink to allow it. */
+export class FileExistsError extends ValiseError {
+  readonly path: string;
+
+  constructor(path: string) {
+    super({ code: 'file_exists', message: `${path} already exists; it was left as it is` });
+    this.path = path;
+  }
+}
 
 type ErrorClass = new (init: ValiseErrorInit) => ValiseError;
 

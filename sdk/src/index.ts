@@ -58,6 +58,8 @@ export {
   AuthenticationError,
   ConflictError,
   ConnectionError,
+  FileExistsError,
+  InvalidArgumentError,
   NotFoundError,
   PermissionError,
   RateLimitError,

@@ -1,3 +1,5 @@
+import { describe } from './arguments.ts';
+import { InvalidArgumentError } from './errors.ts';
 import type { DOCUMENTED_OPERATIONS } from './generated/openapi.ts';
 
 // Which SDK method calls which API operation. The resources build their
@@ -70,8 +72,11 @@ export const EXCLUDED_OPERATIONS: Partial<Record<DocumentedOperation, string>> =
 export function resolveRoute(name: RouteName, params: Record<string, string> = {}) {
   const [method, template] = ROUTES[name].split(' ') as [string, string];
   const path = template.replace(/\{(\w+)\}/g, (_match, key: string) => {
-    const value = params[key];
-    if (value === undefined) throw new TypeError(`${name}: missing path parameter \`${key}\``);
+    const value: unknown = params[key];
+    // An empty or missing id would name another route (`/v1/transfers/` is the list).
+    if (typeof value !== 'string' || value === '') {
+      throw new InvalidArgumentError(key, `${name} needs a non-empty ${key} (a string); got ${describe(value)}`);
+    }
     return encodeURIComponent(value);
   });
   return { method: method as 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path };

@@ -1,9 +1,10 @@
+import { describe, expectFunction, expectInteger, expectObject, expectOneOf, expectSignal } from './arguments.ts';
 import type { HttpClient } from './client.ts';
 import { fileKey, shareLinkWithKey } from './crypto/link-key.ts';
 import { DEFAULT_SEGMENT_SIZE, encryptedSize, generateKey, generateNoncePrefix } from './crypto/val1.ts';
 import { base64Decode, base64UrlEncode } from './encoding.ts';
-import { ValiseError } from './errors.ts';
-import { type SendFileInput, toFileSource } from './sources.ts';
+import { InvalidArgumentError, isRecord, ValiseError } from './errors.ts';
+import { type FileSource, type SendFileInput, toFileSources } from './sources.ts';
 import type { CreatedTransfer, CreateTransferParams } from './types.ts';
 import { uploadFile } from './upload.ts';
 
@@ -84,8 +85,12 @@ export async function prepareSend(
   create: (body: CreateTransferParams) => Promise<CreatedTransfer>,
   params: PrepareParams,
 ): Promise<SendSession> {
-  const { files, mode = 'server', signal: _signal, ...transferFields } = params;
-  const sources = files.map(toFileSource);
+  expectObject(params, 'params');
+  const { files, mode = 'server', signal, ...transferFields } = params;
+  expectOneOf(mode, 'mode', ['server', 'e2e']);
+  expectSignal(signal, 'signal');
+  // Every file is checked (and each path opened) before the transfer is created.
+  const sources = await toFileSources(files);
   const S = DEFAULT_SEGMENT_SIZE;
   const created = await create({
     ...transferFields,
@@ -125,18 +130,36 @@ export async function uploadAll(
   params: ResumeParams,
   resume: boolean,
 ): Promise<SendResult> {
-  const sources = params.files.map(toFileSource);
+  if (!isRecord(session) || !Array.isArray(session.files) || typeof session.shareUrl !== 'string') {
+    throw new InvalidArgumentError(
+      'session',
+      `expected the session of transfers.prepare or of a SendInterruptedError; got ${describe(session)}`,
+    );
+  }
+  checkProgressParams(params);
+  const sources = await toFileSources(params.files);
   if (sources.length !== session.files.length) {
-    throw new TypeError(`the session has ${session.files.length} files, ${sources.length} were given`);
+    const count = session.files.length;
+    throw new InvalidArgumentError(
+      'files',
+      `the session has ${count} file${count === 1 ? '' : 's'}; ${sources.length} were given (the same files, in the same order)`,
+    );
+  }
+  // All checked before any byte leaves: a changed file must start over in a new transfer.
+  for (const [index, file] of session.files.entries()) {
+    const source = sources[index] as FileSource;
+    if (source.size !== file.plaintextSize) {
+      throw new InvalidArgumentError(
+        `files[${index}]`,
+        `${source.name} is ${source.size} bytes; the session declared ${file.plaintextSize} (${file.name}). A changed file must be sent in a new transfer`,
+      );
+    }
   }
   const bytesTotal = session.files.reduce((sum, f) => sum + f.storedSize, 0);
   let bytesBefore = 0;
   let bytesSentThisCall = 0;
   for (const [index, file] of session.files.entries()) {
-    const source = sources[index];
-    if (!source || source.size !== file.plaintextSize) {
-      throw new TypeError(`file ${index} (${file.name}) is not the ${file.plaintextSize} bytes that were declared`);
-    }
+    const source = sources[index] as FileSource;
     const e2e = session.e2e
       ? {
           key: await fileKey(base64Decode(session.e2e.linkKey), file.fileId, session.files.length),
@@ -175,4 +198,12 @@ export async function uploadAll(
     bytesBefore += file.storedSize;
   }
   return { transfer: session.transfer, shareUrl: session.shareUrl, session };
+}
+
+/** The options `send` and `resume` share besides the files. */
+export function checkProgressParams(params: unknown): void {
+  expectObject(params, 'params');
+  expectFunction(params.onProgress, 'onProgress', 'a function', true);
+  expectInteger(params.maxResumes, 'maxResumes', 0);
+  expectSignal(params.signal, 'signal');
 }

@@ -1,3 +1,7 @@
+import { describe } from './arguments.ts';
+import { InvalidArgumentError } from './errors.ts';
+import { localFileSource } from './local-files.ts';
+
 // What `transfers.send` uploads: anything that can stream its bytes from an
 // offset, so an interrupted upload resumes without re-reading what was stored.
 
@@ -11,13 +15,75 @@ export interface FileSource {
   stream(start: number): ReadableStream<Uint8Array>;
 }
 
-/** A browser `File`, a `Blob` with a name, or any FileSource (`fileFromPath` in `@valise/sdk/node`). */
-export type SendFileInput = File | { blob: Blob; name: string; type?: string } | FileSource;
+/**
+ * What `transfers.send` takes for each file: a path or a `file:` URL (Node, Deno, Bun: read from
+ * disk, streamed), a browser `File`, a `Blob` with a name, or any FileSource.
+ */
+export type SendFileInput = string | URL | File | { blob: Blob; name: string; type?: string } | FileSource;
 
-export function toFileSource(input: SendFileInput): FileSource {
-  if (typeof File !== 'undefined' && input instanceof File) return blobSource(input, input.name, input.type);
-  if ('blob' in input) return blobSource(input.blob, input.name, input.type ?? input.blob.type);
-  return input;
+const KINDS = 'a path, a file: URL, a Blob or File, or { name, size, stream } (a FileSource)';
+const EXPECTED = `expected ${KINDS}`;
+
+/** The files argument as FileSources, each checked (and each path opened) before any request. */
+export async function toFileSources(files: unknown, param = 'files'): Promise<FileSource[]> {
+  if (!Array.isArray(files)) {
+    throw new InvalidArgumentError(param, `expected an array of files (${KINDS}); got ${describe(files)}`);
+  }
+  if (files.length === 0) throw new InvalidArgumentError(param, 'expected at least one file; got an empty array');
+  const sources: FileSource[] = [];
+  for (const [index, file] of files.entries()) sources.push(await toFileSource(file, `${param}[${index}]`));
+  return sources;
+}
+
+/** One file input as a FileSource; `param` names it in errors (`files[2]`). */
+export async function toFileSource(input: unknown, param: string): Promise<FileSource> {
+  if (typeof input === 'string' || input instanceof URL) return localFileSource(input, param);
+  if (typeof File !== 'undefined' && input instanceof File) {
+    return checkedSource(blobSource(input, input.name, input.type), param);
+  }
+  if (input instanceof Blob) {
+    throw new InvalidArgumentError(param, 'a Blob has no name: pass { blob, name } (or a File)');
+  }
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new InvalidArgumentError(param, `${EXPECTED}; got ${describe(input)}`);
+  }
+  const candidate = input as Partial<FileSource> & { blob?: unknown; type?: unknown };
+  if ('blob' in candidate) {
+    if (!(candidate.blob instanceof Blob)) {
+      throw new InvalidArgumentError(`${param}.blob`, `expected a Blob; got ${describe(candidate.blob)}`);
+    }
+    const type = typeof candidate.type === 'string' ? candidate.type : candidate.blob.type;
+    return checkedSource(blobSource(candidate.blob, candidate.name as string, type), param);
+  }
+  if (!('name' in candidate) || !('size' in candidate) || !('stream' in candidate)) {
+    const missing = ['name', 'size', 'stream'].filter((key) => !(key in candidate));
+    const has = Object.keys(candidate);
+    const detail = has.length ? ` (it has ${has.slice(0, 5).join(', ')})` : '';
+    throw new InvalidArgumentError(param, `${EXPECTED}; got an object without ${missing.join(', ')}${detail}`);
+  }
+  return checkedSource(candidate as FileSource, param);
+}
+
+function checkedSource(source: FileSource, param: string): FileSource {
+  if (typeof source.name !== 'string' || source.name === '') {
+    throw new InvalidArgumentError(`${param}.name`, `expected a file name; got ${describe(source.name)}`);
+  }
+  if (!(typeof source.size === 'number' && Number.isSafeInteger(source.size) && source.size >= 0)) {
+    throw new InvalidArgumentError(
+      `${param}.size`,
+      `expected a non-negative integer of bytes; got ${String(source.size)}`,
+    );
+  }
+  if (typeof source.stream !== 'function') {
+    throw new InvalidArgumentError(
+      `${param}.stream`,
+      `expected a function (start) => ReadableStream; got ${describe(source.stream)}`,
+    );
+  }
+  if (source.type !== undefined && typeof source.type !== 'string') {
+    throw new InvalidArgumentError(`${param}.type`, `expected a MIME type string; got ${describe(source.type)}`);
+  }
+  return source;
 }
 
 function blobSource(blob: Blob, name: string, type: string | undefined): FileSource {

@@ -78,7 +78,8 @@ test('ls, show, approve and rm with --json', async (t) => {
   );
   const all = await valise.json(['ls', '--all', '--limit', '1']);
   t.false(all.has_more);
-  t.true(all.data.length >= 2);
+  const allIds = all.data.map((tr: { id: string }) => tr.id);
+  t.true(allIds.includes(sent.transfer.id) && allIds.includes(rejected.transfer.id), 'every page was walked');
 
   const shown = await valise.json(['show', sent.transfer.id]);
   t.is(shown.files[0].name, 'note.txt');
@@ -244,15 +245,35 @@ test('listen verifies signatures and forwards only the good deliveries', async (
 
 test('audit --json lists the workspace audit log', async (t) => {
   const valise = await session();
-  await valise.json(['keys', 'create', '--name', 'audited', '--restricted', '--scope', 'transfers:read']);
+  const created = await valise.json([
+    'keys',
+    'create',
+    '--name',
+    'audited',
+    '--restricted',
+    '--scope',
+    'transfers:read',
+  ]);
   const audit = await eventually(async () => {
     const page = await valise.json(['audit', '--limit', '50']);
     return page.data.length > 0 ? page : undefined;
   });
   t.is(audit.object, 'list');
   t.is(audit.data[0].object, 'audit_entry');
-  const filtered = await valise.json(['audit', '--action', 'api_key.created']);
-  t.true(filtered.data.every((entry: { action: string }) => entry.action === 'api_key.created'));
+  // The audit action of POST /v1/api-keys is `api_key.create` (`api_key.created` is the event type).
+  type Entry = { action: string; resource_type: string | null; resource_id: string | null };
+  const filtered = await eventually(async () => {
+    const page = await valise.json(['audit', '--action', 'api_key.create']);
+    return page.data.some((entry: Entry) => entry.resource_id === created.id) ? page : undefined;
+  }).catch(() => undefined);
+  const entries: Entry[] = filtered?.data ?? [];
+  t.true(entries.length > 0, 'the filter matches the key just created');
+  t.deepEqual([...new Set(entries.map((entry) => entry.action))], ['api_key.create']);
+  t.deepEqual(
+    entries.filter((entry) => entry.resource_id === created.id).map((entry) => entry.resource_type),
+    ['api_key'],
+    'one entry names the key just created',
+  );
 });
 
 test('exit codes: 1 usage, 2 API error with its code, 3 network', async (t) => {

@@ -127,4 +127,9 @@ test('webhooks, rules, audit and meta answer through their namespaces', async (t
 
   const entries = await valise.audit.list({ action: 'rule.create', limit: 5 });
   t.true(entries.data.length >= 1);
+  t.deepEqual([...new Set(entries.data.map((entry) => entry.action))], ['rule.create']);
+  t.true(
+    entries.data.some((entry) => entry.resource_id === rule.id),
+    'the entry names the rule just created',
+  );
 });

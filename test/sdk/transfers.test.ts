@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import test from 'ava';
 import { createTransferQueries } from '../../lib/db/queries/transfers.ts';
 import { fileKey, linkKeyFrom } from '../../sdk/src/crypto/link-key.ts';
-import { createDecryptStream, SendInterruptedError, type SendResult, Valise } from '../../sdk/src/index.ts';
+import {
+  createDecryptStream,
+  InvalidArgumentError,
+  SendInterruptedError,
+  type SendResult,
+  Valise,
+} from '../../sdk/src/index.ts';
 import { fileFromPath, toDirectory } from '../../sdk/src/node.ts';
 import { startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
 import { content, waitForTransfer } from '../helpers/transfers.ts';
@@ -81,6 +87,8 @@ for (const mode of ['server', 'e2e'] as const) {
     t.true((await readFile(join(out, 'small.bin'))).equals(small));
 
     const stored = await storedBlob(sent.transfer.id, 0);
+    // Not vacuous: the stored object is the whole file (ciphertext is never shorter than the plaintext).
+    t.true(stored.length >= big.length, `the stored object holds the file (${stored.length} bytes)`);
     t.false(stored.includes(MARKER), 'storage holds ciphertext only');
     if (mode === 'e2e') {
       t.is(transfer.scan_status, 'not_scanned_e2e');
@@ -217,7 +225,10 @@ for (const mode of ['server', 'e2e'] as const) {
 }
 
 test('uploadChunkBytes must be a multiple of the 8 MiB part size', (t) => {
-  t.throws(() => new Valise({ baseUrl: api.url, uploadChunkBytes: 5 * MiB }), { instanceOf: TypeError });
+  const error = t.throws(() => new Valise({ baseUrl: api.url, uploadChunkBytes: 5 * MiB }), {
+    instanceOf: InvalidArgumentError,
+  });
+  t.is(error?.param, 'uploadChunkBytes');
   t.notThrows(() => new Valise({ baseUrl: api.url, uploadChunkBytes: 16 * MiB }));
 });
 

@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_SEGMENT_SIZE, decryptedSize, type SharedTransfer, Valise } from '../../../sdk/src/index.ts';
 import { toDirectory } from '../../../sdk/src/node.ts';
@@ -9,17 +9,22 @@ import { note, printJson, printLine } from '../output.ts';
 import { Progress } from '../progress.ts';
 import { passwordFrom } from '../prompt.ts';
 
-const USAGE = 'valise get SHARE_URL [-o DIR] [--password PASSWORD|-] [--wait] [--wait-timeout SECONDS]';
+const USAGE = 'valise get SHARE_URL [-o DIR] [--force] [--password PASSWORD|-] [--wait] [--wait-timeout SECONDS]';
 
 /** States a transfer leaves by itself: --wait waits them out. */
 const TRANSIENT = new Set(['uploading', 'scanning']);
 
-/** Downloads every file of a share link into DIR (default: here), decrypting e2e links locally. */
+/**
+ * Downloads every file of a share link into DIR (default: here), decrypting e2e links locally. Names
+ * come from the sender: each file lands inside DIR under a safe name, and an existing file is never
+ * replaced without --force (the download is refused before it is counted).
+ */
 export async function get(argv: string[], ctx: Context): Promise<void> {
   const { values, positionals } = parseCommand(
     argv,
     {
       output: { type: 'string', short: 'o' },
+      force: { type: 'boolean' },
       password: { type: 'string' },
       wait: { type: 'boolean' },
       'wait-timeout': { type: 'string' },
@@ -51,16 +56,17 @@ export async function get(argv: string[], ctx: Context): Promise<void> {
   const indexOf = new Map(shownFiles.map((file, index) => [file.id, index]));
   let moved = 0;
   const lastBytes = new Map<string, number>();
+  const sink = toDirectory(directory, { overwrite: values.force ?? false });
   const result = await valise.transfers.download(shareUrl, {
     password,
-    to: toDirectory(directory),
+    to: sink,
     onProgress: ({ fileId, bytes }) => {
       moved += bytes - (lastBytes.get(fileId) ?? 0);
       lastBytes.set(fileId, bytes);
       progress.update(indexOf.get(fileId) ?? 0, bytes, moved);
     },
   });
-  const files = result.files.map((file) => ({ ...file, path: join(directory, file.name) }));
+  const files = result.files.map((file) => ({ ...file, path: sink.paths.get(file.id) ?? directory }));
   files.forEach((file) => {
     progress.fileDone(indexOf.get(file.id) ?? 0);
   });
@@ -77,7 +83,7 @@ function parseShareUrl(text: string): { origin: string; code: string } {
     throw new UsageError(`Not a share link: ${text}`, `Usage: ${USAGE}`);
   }
   const code = url.pathname.split('/').filter(Boolean).at(-1);
-  if (!code) throw new CliError(`Not a share link: ${text}`);
+  if (!code || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new CliError(`Not a share link: ${text}`);
   return { origin: url.origin, code: decodeURIComponent(code) };
 }
 

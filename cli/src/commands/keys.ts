@@ -4,6 +4,7 @@ import type { Context } from '../context.ts';
 import { UsageError } from '../exit-codes.ts';
 import { formatTime, note, printJson, printLine, printTable } from '../output.ts';
 import { withMfa } from '../prompt.ts';
+import { visible } from '../terminal.ts';
 import { listOutput } from './lists.ts';
 
 const USAGE = `valise keys create --name NAME [--restricted --scope SCOPE…] [--expires-in-days N] [--allowed-ip IP…] [--max-uses N] [--mfa-code CODE]
@@ -109,5 +110,5 @@ async function revoke(argv: string[], ctx: Context): Promise<void> {
   const params = (values.reason ? { reason: values.reason } : {}) as RevokeApiKeyParams;
   const revoked = await ctx.client().apiKeys.revoke(id, params);
   if (ctx.json) return printJson(revoked);
-  printLine(`Revoked key ${revoked.id} (${revoked.name}).`);
+  printLine(`Revoked key ${revoked.id} (${visible(revoked.name)}).`);
 }

@@ -4,7 +4,8 @@ import { Valise, WebhookVerificationError } from '../../../sdk/src/index.ts';
 import { expectPositionals, parseCommand } from '../args.ts';
 import type { Context } from '../context.ts';
 import { UsageError } from '../exit-codes.ts';
-import { note, printLine } from '../output.ts';
+import { note, printJsonLine, printLine } from '../output.ts';
+import { visible } from '../terminal.ts';
 
 // `valise listen`: a local webhook receiver for developers, like `stripe
 // listen`. It checks each delivery's signature with the webhook's secret and
@@ -39,8 +40,7 @@ export async function listen(argv: string[], ctx: Context): Promise<void> {
   const port = values.port === undefined ? 4242 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port is not a port: ${values.port}`);
 
-  const log = (entry: Record<string, unknown>, human: string) =>
-    ctx.json ? process.stdout.write(`${JSON.stringify(entry)}\n`) : printLine(human);
+  const log = (entry: Record<string, unknown>, human: string) => (ctx.json ? printJsonLine(entry) : printLine(human));
 
   const server = createServer((request, response) => {
     handle(request, response, { forwardTo, secrets, log }).catch((error: unknown) => {
@@ -86,7 +86,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     const message = error instanceof WebhookVerificationError ? error.message : 'The body is not JSON';
     options.log(
       { object: 'delivery', event_id: eventId, verified: false, error: message, forwarded: false },
-      `✗ ${eventId}  rejected: ${message}`,
+      `✗ ${eventId}  rejected: ${visible(message)}`,
     );
     response.writeHead(400, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ error: { code: 'webhook_verification_failed', message } }));
@@ -111,7 +111,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
       error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
     options.log(
       { object: 'delivery', event_id: eventId, type, verified: true, forwarded: false, error: reason },
-      `! ${eventId}  ${type}  could not forward: ${reason}`,
+      `! ${eventId}  ${visible(type)}  could not forward: ${visible(reason)}`,
     );
     response.writeHead(502, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ error: { code: 'forward_failed', message: reason } }));
@@ -119,7 +119,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   }
   options.log(
     { object: 'delivery', event_id: eventId, type, verified: true, forwarded: true, status },
-    `→ ${eventId}  ${type}  ${options.forwardTo} answered ${status}`,
+    `→ ${eventId}  ${visible(type)}  ${options.forwardTo} answered ${status}`,
   );
   response.writeHead(status, answerType ? { 'content-type': answerType } : {});
   response.end(answer);

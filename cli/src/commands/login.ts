@@ -5,6 +5,7 @@ import type { Context } from '../context.ts';
 import { UsageError } from '../exit-codes.ts';
 import { note, printFields, printJson, printLine } from '../output.ts';
 import { ask, canPrompt, readStdin } from '../prompt.ts';
+import { visible } from '../terminal.ts';
 
 const LOGIN_USAGE = 'valise login [--api-key KEY] [--base-url URL] [--no-verify] [--profile NAME]';
 
@@ -28,7 +29,7 @@ export async function login(argv: string[], ctx: Context): Promise<void> {
   await writeConfig(config);
 
   if (ctx.json) return printJson({ object: 'login', profile: ctx.settings.profile, config_path: configPath(), me });
-  if (me) printLine(`Logged in to ${me.workspace.name} (${me.environment}) as ${me.user.email}.`);
+  if (me) printLine(`Logged in to ${visible(me.workspace.name)} (${me.environment}) as ${visible(me.user.email)}.`);
   else printLine('Key stored without checking it.');
   note(`Saved to ${configPath()} (profile ${ctx.settings.profile}).`);
 }

@@ -1,5 +1,11 @@
 import { resolve } from 'node:path';
-import { type FileSource, SendInterruptedError, type SendSession, type Valise } from '../../../sdk/src/index.ts';
+import {
+  type FileSource,
+  InvalidArgumentError,
+  SendInterruptedError,
+  type SendSession,
+  type Valise,
+} from '../../../sdk/src/index.ts';
 import { fileFromPath } from '../../../sdk/src/node.ts';
 import { byteRate, durationHours, parseCommand, positiveInteger } from '../args.ts';
 import type { Context } from '../context.ts';
@@ -8,6 +14,7 @@ import { note, printJson, printLine } from '../output.ts';
 import { listPending, loadPending, type PendingSend, removePending, savePending } from '../pending-sends.ts';
 import { Progress } from '../progress.ts';
 import { passwordFrom } from '../prompt.ts';
+import { visible } from '../terminal.ts';
 import { throttled } from '../throttle.ts';
 
 const SEND_USAGE =
@@ -78,7 +85,8 @@ async function listInterrupted(ctx: Context): Promise<void> {
   }));
   if (ctx.json) return printJson({ object: 'list', data: rows, has_more: false, next_cursor: null });
   if (rows.length === 0) return note('No interrupted sends.');
-  for (const row of rows) printLine(`${row.transfer_id}  ${row.created_at}  ${row.mode}  ${row.paths.join(' ')}`);
+  for (const row of rows)
+    printLine(`${row.transfer_id}  ${row.created_at}  ${row.mode}  ${visible(row.paths.join(' '))}`);
 }
 
 type UploadJob = {
@@ -125,14 +133,13 @@ async function upload(valise: Valise, ctx: Context, job: UploadJob): Promise<voi
   printLine(session.shareUrl);
 }
 
+/** A file to send, checked (exists, regular, readable) before anything is sent. */
 async function openFile(path: string): Promise<FileSource> {
   try {
     return await fileFromPath(path);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new CliError(`${path}: no such file.`);
-    if (code === 'EACCES') throw new CliError(`${path}: permission denied.`);
-    if (error instanceof TypeError) throw new CliError(`${path}: not a regular file.`);
+    // The SDK's message names the argument (`path: no such file: …`); here the path says it all.
+    if (error instanceof InvalidArgumentError) throw new CliError(`${error.message.replace(/^path: /, '')}.`);
     throw error;
   }
 }

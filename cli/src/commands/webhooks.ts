@@ -3,6 +3,7 @@ import { expectPositionals, parseCommand, positiveInteger, runSubcommand } from 
 import type { Context } from '../context.ts';
 import { CliError, EXIT_API, UsageError } from '../exit-codes.ts';
 import { formatTime, note, printJson, printLine, printTable } from '../output.ts';
+import { visible } from '../terminal.ts';
 import { listOutput } from './lists.ts';
 
 const USAGE = `valise webhooks create --url URL [--event TYPE…] [--name NAME] [--description TEXT]
@@ -90,7 +91,7 @@ async function rotateSecret(argv: string[], ctx: Context): Promise<void> {
   const rotated = await ctx.client().webhooks.rotateSecret(id);
   if (ctx.json) return printJson(rotated);
   note(
-    `New secret for ${rotated.url}; the old one keeps signing too until ${formatTime(rotated.previous_secret_expires_at)}. It is shown only this once:`,
+    `New secret for ${visible(rotated.url)}; the old one keeps signing too until ${formatTime(rotated.previous_secret_expires_at)}. It is shown only this once:`,
   );
   printLine(rotated.secret);
 }
@@ -99,7 +100,7 @@ function reportAttempt(ctx: Context, attempt: WebhookDeliveryAttempt, what: 'pin
   if (ctx.json) printJson(attempt);
   else
     printLine(
-      `${attempt.succeeded ? 'Delivered' : 'Failed'}: ${attempt.url} answered ${attempt.status_code ?? 'nothing'} in ${attempt.duration_ms} ms.`,
+      `${attempt.succeeded ? 'Delivered' : 'Failed'}: ${visible(attempt.url)} answered ${attempt.status_code ?? 'nothing'} in ${attempt.duration_ms} ms.`,
     );
   if (!attempt.succeeded) {
     throw new CliError(`The receiver did not accept the ${what}: ${attempt.error ?? 'no error recorded'}`, {

@@ -18,7 +18,7 @@ export abstract class Resource {
     this.http = http;
   }
 
-  protected call<T>(route: RouteName, input: CallInput = {}): Promise<T> {
+  protected async call<T>(route: RouteName, input: CallInput = {}): Promise<T> {
     const { method, path } = resolveRoute(route, input.params);
     return this.http.json<T>({
       ...input.options,

@@ -2,6 +2,7 @@ import type { RequestOptions } from '../client.ts';
 import { type DownloadParams, downloadShare } from '../download.ts';
 import type { PageRequest } from '../pagination.ts';
 import {
+  checkProgressParams,
   type PrepareParams,
   prepareSend,
   type ResumeParams,
@@ -60,6 +61,7 @@ export class Transfers extends Resource {
    * SendInterruptedError, whose `session` `resume` takes to upload only what is missing.
    */
   async send(params: SendParams): Promise<SendResult> {
+    checkProgressParams(params);
     const { onProgress, maxResumes, ...fields } = params;
     const session = await this.prepare(fields);
     return uploadAll(this.http, session, { files: params.files, onProgress, signal: params.signal, maxResumes }, false);

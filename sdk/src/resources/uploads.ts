@@ -1,3 +1,4 @@
+import { expectFunction, expectHttpUrl, expectObject, expectSignal } from '../arguments.ts';
 import type { RequestOptions } from '../client.ts';
 import { type SendFileInput, toFileSource } from '../sources.ts';
 import type { UploadStatus } from '../types.ts';
@@ -22,12 +23,16 @@ export class Uploads extends Resource {
    * Streams a server-mode file to its upload URL, resuming from what is stored when `resume` is set
    * (and after network failures either way). For e2e files use `transfers.send`, which encrypts.
    */
-  put(
+  async put(
     uploadUrl: string,
     file: SendFileInput,
     options: { resume?: boolean; signal?: AbortSignal; onProgress?: (uploaded: number) => void } = {},
   ): Promise<void> {
-    const source = toFileSource(file);
+    expectHttpUrl(uploadUrl, 'uploadUrl', 'an upload URL from transfers.create');
+    const source = await toFileSource(file, 'file');
+    expectObject(options, 'options');
+    expectFunction(options.onProgress, 'options.onProgress', 'a function', true);
+    expectSignal(options.signal, 'options.signal');
     let sentThisRequest = 0;
     let currentRequest = -1;
     return uploadFile(this.http, { url: uploadUrl, size: source.size, e2e: null }, source, {
