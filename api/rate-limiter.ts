@@ -14,10 +14,13 @@ return count`;
 export type RateDecision = RateState & { allowed: boolean; retryAfterSeconds: number };
 
 export class RateLimiter {
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
-  ) {}
+  private readonly redis: Redis;
+  private readonly prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.redis = redis;
+    this.prefix = prefix;
+  }
 
   async take(bucket: string, limit: number, nowMs = Date.now()): Promise<RateDecision> {
     const window = Math.floor(nowMs / 1000 / RATE_WINDOW_SECONDS);
