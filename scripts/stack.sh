@@ -81,7 +81,7 @@ launch_postgres() {
   spawn postgres "${as_postgres[@]}" "$bin/postgres" -D "$data" -p "$PORT_POSTGRES" \
     -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=200 "${settings[@]}"
 }
-health_postgres() { "$(postgres_bin)/pg_isready" -q -h 127.0.0.1 -p "$PORT_POSTGRES" -t 2; }
+health_postgres() { "$(postgres_bin)/pg_isready" -q -h 127.0.0.1 -p "$PORT_POSTGRES" -U postgres -d postgres -t 2; }
 
 # No persistence: the rate-limit counters it holds live for a minute anyway.
 launch_redis() {
