@@ -30,16 +30,22 @@ export type LimiterStatus = { status: 'ok' | 'degraded'; store: 'redis' | 'memor
  * as soon as a call succeeds there.
  */
 export class RateLimiter {
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly warn: (message: string) => void;
   private readonly memory = new Map<string, number>();
   private memoryWindow = -1;
   private degradedSince: number | null = null;
   private lastWarning = 0;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
-    private readonly warn: (message: string) => void = (message) => process.stderr.write(`api: ${message}\n`),
+    redis: Redis,
+    prefix: string,
+    warn: (message: string) => void = (message) => process.stderr.write(`api: ${message}\n`),
   ) {
+    this.redis = redis;
+    this.prefix = prefix;
+    this.warn = warn;
     // A listener also keeps ioredis from printing each reconnection failure as an unhandled error.
     redis.on('error', (error: Error) => this.degrade(error.message));
   }

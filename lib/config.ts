@@ -34,8 +34,37 @@ const addressList = z
 
 const DEV_SECRET = 'valise-dev-secret-do-not-use-in-production-0000000000';
 // A fixed dev master key (32 bytes of 0x5a), so dev and test data survive restarts.
-const DEV_MASTER_KEYS = `dev-1:${Buffer.alloc(32, 0x5a).toString('base64')}`;
+const DEV_MASTER_KEY = Buffer.alloc(32, 0x5a);
+const DEV_MASTER_KEYS = `dev-1:${DEV_MASTER_KEY.toString('base64')}`;
+// Values that were ever published in this repository: production refuses them.
+const KNOWN_DEV_SECRETS = new Set([DEV_SECRET, 'valise-docker-dev-only-secret-change-me-000000']);
 const GiB = 1024 ** 3;
+
+/**
+ * Why a secret must not guard production data, or null: a value published
+ * here, or one so regular that it is no secret (a few distinct characters or
+ * bytes, such as a single repeated byte). Random values pass with room to
+ * spare: 32 random base64 characters or bytes hold about 25 distinct ones.
+ */
+function weakSecret(value: Buffer | string, known: boolean): string | null {
+  if (known) return 'is a published development value';
+  const unit = typeof value === 'string' ? 'character' : 'byte';
+  const distinct = new Set<string | number>([...value]).size;
+  if (distinct === 1) return `is a single repeated ${unit}`;
+  if (distinct < 10) return `has only ${distinct} distinct ${unit}s`;
+  return null;
+}
+
+/** Production check of MASTER_KEYS: each key's problem, by key id; the format itself is parseKeyring's. */
+function weakMasterKeys(spec: string): string[] {
+  return spec.split(',').flatMap((entry) => {
+    const [id = '', encoded = ''] = entry.trim().split(':');
+    const key = Buffer.from(encoded, 'base64');
+    if (key.length < 32) return [`key "${id}" is shorter than 32 bytes`];
+    const problem = weakSecret(key, key.equals(DEV_MASTER_KEY));
+    return problem ? [`key "${id}" ${problem}`] : [];
+  });
+}
 
 const schema = z
   .object({
@@ -156,6 +185,25 @@ const schema = z
     }
     if (env.NODE_ENV === 'production' && !env.MASTER_KEYS) {
       ctx.addIssue({ code: 'custom', path: ['MASTER_KEYS'], message: 'is required in production' });
+    }
+    // A development value, or an obviously weak one, would protect nothing:
+    // refuse to start rather than run with it (docs/configuration.md).
+    const problem = env.VALISE_SECRET && weakSecret(env.VALISE_SECRET, KNOWN_DEV_SECRETS.has(env.VALISE_SECRET));
+    if (env.NODE_ENV === 'production' && problem) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['VALISE_SECRET'],
+        message: `${problem}, refused in production: generate one with \`openssl rand -base64 48\``,
+      });
+    }
+    if (env.NODE_ENV === 'production' && env.MASTER_KEYS) {
+      for (const keyProblem of weakMasterKeys(env.MASTER_KEYS)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['MASTER_KEYS'],
+          message: `${keyProblem}, refused in production: generate keys with \`openssl rand -base64 32\``,
+        });
+      }
     }
   });
 

@@ -34,7 +34,11 @@ export type ListEnvelope<T> = {
 type CursorBody = { l: string; f: string; t: string; i: string };
 
 export class Paginator {
-  constructor(private readonly key: Buffer) {}
+  private readonly key: Buffer;
+
+  constructor(key: Buffer) {
+    this.key = key;
+  }
 
   open(list: string, filters: Record<string, unknown>, query: PageQuery): PageWindow {
     if (query.cursor !== undefined && query.offset !== undefined && query.offset > 0) {

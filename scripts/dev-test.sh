@@ -20,11 +20,9 @@ name=${DEV_TEST_NAME:-$(basename "$ROOT")}
 name=$(tr -c 'a-z0-9\n' '_' <<<"${name,,}")
 database="valise_devtest_$name"
 
-require_machine_services
+choose_services
 scripts/stack.sh status dev >/dev/null 2>&1 || scripts/stack.sh start dev
-if [ "$(psql -h 127.0.0.1 -U postgres -Atc "select 1 from pg_database where datname = '$database'")" != 1 ]; then
-  createdb -h 127.0.0.1 -U postgres "$database"
-fi
+ensure_database "$database"
 export_test_env "$database" "valise-devtest-$name"
 npm run -s migrate >&2
 

@@ -21,13 +21,16 @@ die() {
 load_profile() {
   PROFILE=${1:-}
   case "$PROFILE" in
-    dev) set -- 7233 8233 7243 7244 9000 9001 3310 1025 1080 ;;
-    test) set -- 17233 18233 17243 17244 19000 19001 13310 11025 11080 ;;
+    dev) set -- 7233 8233 7243 7244 9000 9001 3310 1025 1080 5433 6380 ;;
+    test) set -- 17233 18233 17243 17244 19000 19001 13310 11025 11080 15433 16380 ;;
     *) die "unknown profile '$PROFILE' (expected dev or test)" ;;
   esac
   PORT_TEMPORAL=$1 PORT_TEMPORAL_UI=$2 PORT_TEMPORAL_HTTP=$3 PORT_TEMPORAL_METRICS=$4
   PORT_MINIO=$5 PORT_MINIO_CONSOLE=$6 PORT_CLAMD=$7 PORT_SMTP=$8 PORT_MAIL_UI=$9
-  DATA="$ROOT/.data/$PROFILE"
+  # The project's own PostgreSQL and Redis, used only when the machine has none.
+  PORT_POSTGRES=${OWN_POSTGRES_PORT:-${10}} PORT_REDIS=${OWN_REDIS_PORT:-${11}}
+  # VALISE_DATA_DIR: another place for the profiles' state (test/stack-services.test.ts).
+  DATA="${VALISE_DATA_DIR:-$ROOT/.data}/$PROFILE"
   PIDS="$DATA/pids"
   LOGS="$DATA/logs"
 }
@@ -90,10 +93,79 @@ stop_pid() {
   rm -f "$PIDS/$name.pid"
 }
 
-# Postgres and Redis are machine services, not part of the stack: check only.
-require_machine_services() {
-  port_open 5432 || die "PostgreSQL is not listening on 127.0.0.1:5432 (start it first)"
-  port_open 6379 || die "Redis is not listening on 127.0.0.1:6379 (start it first)"
+# PostgreSQL and Redis: the machine's own services when they listen on their
+# usual loopback ports (MACHINE_POSTGRES_PORT, MACHINE_REDIS_PORT: 5432, 6379),
+# otherwise the project runs its own, on the profile's ports (PORT_POSTGRES,
+# PORT_REDIS), as part of the profile's stack (scripts/stack.sh).
+# VALISE_OWN_SERVICES=1 always runs the project's own, =0 never does (a missing
+# machine service is then an error); unset, the choice is made per service.
+# Sets OWN_POSTGRES / OWN_REDIS (1 or 0) and POSTGRES_PORT / REDIS_PORT, and
+# exports them, so that scripts/stack.sh, run from a script that chose, follows
+# the same choice. Needs load_profile first.
+choose_services() {
+  local machine_pg=${MACHINE_POSTGRES_PORT:-5432} machine_redis=${MACHINE_REDIS_PORT:-6379}
+  if [ -z "${OWN_POSTGRES:-}" ]; then OWN_POSTGRES=$(own_or_machine PostgreSQL "$machine_pg"); fi
+  if [ -z "${OWN_REDIS:-}" ]; then OWN_REDIS=$(own_or_machine Redis "$machine_redis"); fi
+  if [ "$OWN_POSTGRES" = 1 ]; then POSTGRES_PORT=$PORT_POSTGRES; else POSTGRES_PORT=$machine_pg; fi
+  if [ "$OWN_REDIS" = 1 ]; then REDIS_PORT=$PORT_REDIS; else REDIS_PORT=$machine_redis; fi
+  export OWN_POSTGRES OWN_REDIS POSTGRES_PORT REDIS_PORT
+}
+
+# own_or_machine <service> <machine port>: 1 for the project's own, 0 for the machine's.
+own_or_machine() {
+  case ${VALISE_OWN_SERVICES:-auto} in
+    1 | true | yes) echo 1 ;;
+    0 | false | no)
+      port_open "$2" || die "$1 is not listening on 127.0.0.1:$2 (start it, or leave VALISE_OWN_SERVICES unset)"
+      echo 0
+      ;;
+    auto) if port_open "$2"; then echo 0; else echo 1; fi ;;
+    *) die "VALISE_OWN_SERVICES must be 1 or 0 (or unset), not '$VALISE_OWN_SERVICES'" ;;
+  esac
+}
+
+# Where the chosen services are, for people: "the machine's PostgreSQL on 127.0.0.1:5432".
+describe_services() {
+  local pg="machine's" redis="machine's"
+  if [ "$OWN_POSTGRES" = 1 ]; then pg="project's own"; fi
+  if [ "$OWN_REDIS" = 1 ]; then redis="project's own"; fi
+  log "services: the $pg PostgreSQL on 127.0.0.1:$POSTGRES_PORT, the $redis Redis on 127.0.0.1:$REDIS_PORT"
+}
+
+# Newest PostgreSQL server binaries of Debian's packages (postgresql-NN).
+postgres_bin() {
+  local dir
+  dir=$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$dir" ] && [ -x "$dir/initdb" ] || return 1
+  echo "$dir"
+}
+
+# The own PostgreSQL's data folder: .data/<profile>/postgres, unless the server
+# (run as the postgres user when we are root) cannot reach it, as in a checkout
+# under /root: then a folder of its own under /var/tmp.
+postgres_data() {
+  mkdir -p "$DATA"
+  if [ "$(id -u)" -eq 0 ] && ! setpriv --reuid=postgres --regid=postgres --init-groups -- test -x "$DATA" 2>/dev/null; then
+    echo "/var/tmp/valise-postgres-$(printf %s "$DATA" | cksum | cut -d' ' -f1)"
+  else
+    echo "$DATA/postgres"
+  fi
+}
+
+# psql, createdb, dropdb... against the chosen PostgreSQL, as its superuser.
+pg() {
+  local tool=$1 bin
+  shift
+  bin=$(postgres_bin) && [ -x "$bin/$tool" ] && tool="$bin/$tool"
+  PGCONNECT_TIMEOUT=5 "$tool" -h 127.0.0.1 -p "$POSTGRES_PORT" -U postgres "$@"
+}
+
+# ensure_database <name>: created if it does not exist yet.
+ensure_database() {
+  if [ "$(pg psql -d postgres -Atc "select 1 from pg_database where datname = '$1'")" != 1 ]; then
+    log "creating database $1"
+    pg createdb "$1"
+  fi
 }
 
 # export_test_env <database> <task queue>: the environment of a test run against
@@ -103,8 +175,9 @@ export_test_env() {
   unset API_HOST API_PORT PUBLIC_BASE_URL DATABASE_URL REDIS_URL REDIS_PREFIX \
     TEMPORAL_ADDRESS TEMPORAL_NAMESPACE TEMPORAL_TASK_QUEUE S3_ENDPOINT S3_REGION \
     S3_BUCKET S3_ACCESS_KEY_ID S3_SECRET_ACCESS_KEY CLAMD_HOST CLAMD_PORT \
-    SMTP_HOST SMTP_PORT MAIL_UI_PORT VALISE_SECRET NODE_ENV
-  export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$1"
+    SMTP_HOST SMTP_PORT MAIL_UI_PORT VALISE_SECRET NODE_ENV MASTER_KEYS MASTER_KEY_ID
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$POSTGRES_PORT/$1"
+  export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
   export TEMPORAL_ADDRESS="127.0.0.1:$PORT_TEMPORAL"
   export S3_ENDPOINT="http://127.0.0.1:$PORT_MINIO"
   export CLAMD_PORT=$PORT_CLAMD SMTP_PORT=$PORT_SMTP MAIL_UI_PORT=$PORT_MAIL_UI

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh clone on a fresh machine is missing: Node 24, the npm
 # dependencies, the Temporal CLI and MinIO (built from source with go install:
-# there is no other way to get them here), and clamd. Re-running it is cheap:
+# there is no other way to get them here), clamd, and PostgreSQL and Redis when
+# the project runs its own (choose_services in lib.sh). Re-running it is cheap:
 # whatever is present at the right version is skipped.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -30,13 +31,12 @@ install_node_modules() {
   # means someone changed dependencies since the last install.
   if [ -d node_modules ] && [ ! package-lock.json -nt node_modules/.package-lock.json ]; then return; fi
   log "setup: npm ci (Node $(node --version), log .cache/logs/setup-npm.log)"
-  npm ci >>"$BUILD_LOGS/setup-npm.log" 2>&1 && return
-  # A lock file written here lacks the other platforms' optional binaries
-  # (@biomejs/cli-darwin-*, @swc/core-win32-*...), which this registry does not
-  # serve, and npm ci rejects such a lock as out of sync. npm install --no-save
-  # installs the same locked versions and leaves package-lock.json untouched.
-  log "setup: npm ci failed (see its log); trying npm install --no-save"
-  npm install --no-save
+  # Exactly the lock file. One rewritten by npm install here must be completed
+  # with scripts/complete-lockfile.mjs, or npm ci refuses it as out of sync.
+  npm ci >>"$BUILD_LOGS/setup-npm.log" 2>&1 || {
+    tail -n 20 "$BUILD_LOGS/setup-npm.log" >&2
+    die "npm ci failed (log .cache/logs/setup-npm.log)"
+  }
 }
 
 # Version that go install stamped into a binary ("" if it is missing).
@@ -65,13 +65,28 @@ go_build() {
   return 1
 }
 
-install_clamd() {
-  if command -v clamd >/dev/null || [ -x /usr/sbin/clamd ]; then return; fi
-  [ "$(id -u)" -eq 0 ] || die "clamd is missing; as root: apt-get install -y clamav-daemon"
-  log "setup: apt-get install clamav-daemon (log .cache/logs/setup-apt.log)"
+# apt_install <package...>: Debian's packages, as root.
+apt_install() {
+  [ "$(id -u)" -eq 0 ] || die "$* missing; as root: apt-get install -y $*"
+  log "setup: apt-get install $* (log .cache/logs/setup-apt.log)"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update >>"$BUILD_LOGS/setup-apt.log" 2>&1
-  apt-get install -y clamav-daemon >>"$BUILD_LOGS/setup-apt.log" 2>&1
+  apt-get install -y "$@" >>"$BUILD_LOGS/setup-apt.log" 2>&1
+}
+
+install_clamd() {
+  if command -v clamd >/dev/null || [ -x /usr/sbin/clamd ]; then return; fi
+  apt_install clamav-daemon
+}
+
+# Only when the machine runs none: the project's own server, which scripts/stack.sh starts.
+install_postgres() {
+  if [ "$OWN_POSTGRES" != 1 ] || postgres_bin >/dev/null; then return; fi
+  apt_install postgresql
+}
+install_redis() {
+  if [ "$OWN_REDIS" != 1 ] || command -v redis-server >/dev/null; then return; fi
+  apt_install redis-server
 }
 
 # The browser tests (test/web/) drive Debian's Chromium with playwright-core.
@@ -92,7 +107,14 @@ go_build temporal "$TEMPORAL_PKG" "$TEMPORAL_VERSION" &
 temporal_job=$!
 go_build minio "$MINIO_PKG" "$MINIO_VERSION" &
 minio_job=$!
+# make up and make test chose already; make setup alone asks for the dev profile.
+if [ -z "${OWN_POSTGRES:-}" ] || [ -z "${OWN_REDIS:-}" ]; then
+  load_profile dev
+  choose_services
+fi
 install_clamd
+install_postgres
+install_redis
 # Only the test run needs a browser: `scripts/setup.sh --tests` (scripts/test.sh).
 if [ "${1:-}" = --tests ]; then install_chromium; fi
 failed=0

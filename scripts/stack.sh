@@ -1,28 +1,98 @@
 #!/usr/bin/env bash
 # Local service stack for one profile: scripts/stack.sh start|stop|status dev|test
+# [COMPONENT...] (all of them by default).
 # Temporal dev server, MinIO, clamd and maildev, each in the background with
-# its pid and log under .data/<profile>/. Postgres and Redis are machine
-# services and are not managed here.
+# its pid and log under .data/<profile>/. PostgreSQL and Redis are the
+# machine's when it runs them, and otherwise the project's own, started and
+# stopped here with the rest (choose_services in lib.sh).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-usage() { die "usage: scripts/stack.sh start|stop|status dev|test, or scripts/stack.sh restart dev|test COMPONENT"; }
-[ $# -eq 2 ] || { [ $# -eq 3 ] && [ "$1" = restart ]; } || usage
+usage() {
+  die "usage: scripts/stack.sh start|stop|status dev|test [COMPONENT...], or scripts/stack.sh restart dev|test COMPONENT"
+}
+[ $# -ge 2 ] || usage
 action=$1
 load_profile "$2"
+shift 2
+[ "$action" != restart ] || [ $# -eq 1 ] || usage
 
 COMPONENTS=(temporal minio clamd maildev)
+# Stopped in this order; postgres last, as the app processes stopped before it use it.
+ALL_COMPONENTS=(maildev clamd minio temporal redis postgres)
+if [ "$action" != stop ]; then
+  choose_services
+  if [ "$OWN_POSTGRES" = 1 ]; then COMPONENTS=(postgres "${COMPONENTS[@]}"); fi
+  if [ "$OWN_REDIS" = 1 ]; then COMPONENTS+=(redis); fi
+fi
+# Components named on the command line: only those (a stop leaves the app processes alone).
+ONLY=("$@")
+if [ ${#ONLY[@]} -gt 0 ] && [ "$action" != restart ]; then
+  for name in "${ONLY[@]}"; do
+    [[ " ${ALL_COMPONENTS[*]} " == *" $name "* ]] || die "unknown component $name (${ALL_COMPONENTS[*]})"
+    [ "$action" = stop ] || [[ " ${COMPONENTS[*]} " == *" $name "* ]] ||
+      die "$name is not part of this stack: the machine's own is in use (VALISE_OWN_SERVICES=1 runs the project's)"
+  done
+  COMPONENTS=("${ONLY[@]}")
+  ALL_COMPONENTS=("${ONLY[@]}")
+fi
 BIN="$ROOT/.cache/bin"
 CLAMD=$(command -v clamd || echo /usr/sbin/clamd)
 
 ports_of() {
   case $1 in
+    postgres) echo "$PORT_POSTGRES" ;;
+    redis) echo "$PORT_REDIS" ;;
     temporal) echo "$PORT_TEMPORAL $PORT_TEMPORAL_UI $PORT_TEMPORAL_HTTP $PORT_TEMPORAL_METRICS" ;;
     minio) echo "$PORT_MINIO $PORT_MINIO_CONSOLE" ;;
     clamd) echo "$PORT_CLAMD" ;;
     maildev) echo "$PORT_SMTP $PORT_MAIL_UI" ;;
   esac
+}
+
+# The server refuses to run as root: as root, initdb and postgres run as the
+# postgres system user that Debian's package creates. Loopback only, no Unix
+# socket, trust authentication (initdb --auth=trust writes a pg_hba.conf for
+# local and loopback connections only). The test profile's cluster is thrown
+# away after each run, so it skips fsync.
+launch_postgres() {
+  local bin data settings=() as_postgres=()
+  bin=$(postgres_bin) || die "PostgreSQL's server is missing; run scripts/setup.sh (apt-get install postgresql)"
+  if [ "$(id -u)" -eq 0 ]; then
+    id postgres >/dev/null 2>&1 || die "as root, the own PostgreSQL runs as the 'postgres' user, which does not exist"
+    as_postgres=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+  fi
+  data=$(postgres_data)
+  if [ ! -s "$data/PG_VERSION" ]; then
+    rm -rf "$data"
+    mkdir -p "$data"
+    chmod 700 "$data"
+    if [ "$(id -u)" -eq 0 ]; then chown postgres: "$data"; fi
+    log "postgres: initdb ${data#"$ROOT"/} (log ${LOGS#"$ROOT"/}/postgres-initdb.log)"
+(cd / && "${as_postgres[@]}" "$bin/initdb" -D "$data" -U postgres --auth=trust --encoding=UTF8 \
+      --locale=C.UTF-8 >>"$LOGS/postgres-initdb.log" 2>&1) ||
+      {
+        tail -n 20 "$LOGS/postgres-initdb.log" >&2
+        die "postgres: initdb failed"
+      }
+  fi
+  if [ "$PROFILE" = test ]; then settings=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off); fi
+  spawn postgres "${as_postgres[@]}" "$bin/postgres" -D "$data" -p "$PORT_POSTGRES" \
+    -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=200 "${settings[@]}"
+}
+health_postgres() { "$(postgres_bin)/pg_isready" -q -h 127.0.0.1 -p "$PORT_POSTGRES" -U postgres -d postgres -t 2; }
+
+# No persistence: the rate-limit counters it holds live for a minute anyway.
+launch_redis() {
+  command -v redis-server >/dev/null || die "redis-server is missing; run scripts/setup.sh (apt-get install redis-server)"
+  mkdir -p "$DATA/redis"
+  spawn redis redis-server --bind 127.0.0.1 --port "$PORT_REDIS" --protected-mode yes \
+    --save '' --appendonly no --dir "$DATA/redis" --daemonize no
+}
+health_redis() {
+  [[ "$(timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"; printf "PING\r\n" >&3; head -c 5 <&3' \
+    _ "$PORT_REDIS")" == +PONG ]]
 }
 
 launch_temporal() {
@@ -149,18 +219,37 @@ start() {
     wait_healthy "$name" 90
     log "$name: up (ports $(ports_of "$name"))"
   done
-  ensure_bucket
+  if [[ " ${COMPONENTS[*]} " == *" minio "* ]]; then ensure_bucket; fi
+}
+
+# PostgreSQL's fast shutdown: SIGINT to the postmaster alone (a signal to each
+# of its processes, as stop_pid sends, would look like a crash to it).
+stop_postgres() {
+  local pid i
+  if pid=$(pid_of postgres); then
+    kill -INT "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+      session_alive "$pid" || break
+      sleep 0.2
+    done
+    session_alive "$pid" || log "postgres: stopped"
+  fi
+  stop_pid postgres
 }
 
 stop() {
   local name file
-  # App processes (worker, api) that up.sh/test.sh recorded here go first.
+  # App processes (worker, api) that up.sh/test.sh recorded here go first,
+  # unless only some components were named.
   for file in "$PIDS"/*.pid; do
     [ -e "$file" ] || continue
+    [ ${#ONLY[@]} -eq 0 ] || break
     name=$(basename "$file" .pid)
-    [[ " ${COMPONENTS[*]} " == *" $name "* ]] || stop_pid "$name"
+    [[ " ${ALL_COMPONENTS[*]} " == *" $name "* ]] || stop_pid "$name"
   done
-  for name in maildev clamd minio temporal; do stop_pid "$name"; done
+  for name in "${ALL_COMPONENTS[@]}"; do
+    if [ "$name" = postgres ]; then stop_postgres; else stop_pid "$name"; fi
+  done
 }
 
 status() {
@@ -180,7 +269,7 @@ status() {
   for file in "$PIDS"/*.pid; do
     [ -e "$file" ] || continue
     name=$(basename "$file" .pid)
-    [[ " ${COMPONENTS[*]} " == *" $name "* ]] && continue
+    [[ " ${ALL_COMPONENTS[*]} " == *" $name "* ]] && continue
     if pid=$(pid_of "$name"); then echo "$name: up (pid $pid)"; else echo "$name: down"; fi
   done
   return $rc
@@ -190,7 +279,7 @@ status() {
 restart() {
   local name=$1
   [[ " ${COMPONENTS[*]} " == *" $name "* ]] || die "unknown component $name (${COMPONENTS[*]})"
-  stop_pid "$name"
+  if [ "$name" = postgres ]; then stop_postgres; else stop_pid "$name"; fi
   "launch_$name"
   wait_healthy "$name" 90
   log "$name: restarted"
@@ -198,7 +287,7 @@ restart() {
 
 case $action in
   start) start ;;
-  restart) restart "$3" ;;
+  restart) restart "$1" ;;
   stop) stop ;;
   status) status ;;
   *) usage ;;

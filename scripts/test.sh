@@ -2,8 +2,9 @@
 # make test / CI: install what is missing, start a fresh test stack (its own
 # ports and data, so a running dev stack is untouched), recreate and migrate
 # the test database, start the worker, then lint, typecheck and run the tests.
-# The last line on stdout is always "tests: N passed, M failed", and the exit
-# status is non-zero whenever M is not 0.
+# The last line on stdout is always "tests: N passed, M failed" (followed by
+# ", K skipped" when tests were skipped or left to do), and the exit status is
+# non-zero whenever M is not 0.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -47,22 +48,24 @@ worker_running() {
   return 1
 }
 
+choose_services
 scripts/setup.sh --tests
-require_machine_services
+describe_services
 
 # Every run starts from nothing: a stack left by an aborted run is stopped and
-# its state (Temporal workflows, objects, captured mail) wiped.
+# its state (Temporal workflows, objects, captured mail, the own PostgreSQL
+# cluster) wiped.
 scripts/stack.sh stop test 2>/dev/null
-rm -rf "$DATA"
+rm -rf "$DATA" "$(postgres_data)"
 scripts/stack.sh start test
 
 log "test: recreating database valise_test"
-dropdb --if-exists --force -h 127.0.0.1 -U postgres valise_test
-createdb -h 127.0.0.1 -U postgres valise_test
-# Redis is shared with the dev profile: clear only the test prefix.
+pg dropdb --if-exists --force valise_test
+pg createdb valise_test
+# The machine's Redis is shared with the dev profile: clear only the test prefix.
 if command -v redis-cli >/dev/null; then
-  redis-cli -h 127.0.0.1 EVAL "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end" \
-    0 'valise-test:*' >/dev/null
+  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" EVAL \
+    "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end" 0 'valise-test:*' >/dev/null
 fi
 
 export_test_env valise_test valise-test
@@ -75,6 +78,8 @@ log "test: worker started (log ${LOGS#"$ROOT"/}/worker.log)"
 # npx --no: never download a missing tool, fail instead.
 status=0
 {
+  # A stray test.only would drop the other tests of its file with exit status 0.
+  step only node scripts/check-only.mjs
   step lint npx --no -- biome check .
   step typecheck npx --no -- tsc --noEmit -p tsconfig.json
   # The SDK is its own package: it must build to ESM and declarations on its own.

@@ -19,13 +19,22 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# A DATABASE_URL or REDIS_URL of your own is used as it is (the database must
+# exist); otherwise the machine's services or the project's own.
+if [ -n "${DATABASE_URL:-}" ]; then export OWN_POSTGRES=0; fi
+if [ -n "${REDIS_URL:-}" ]; then export OWN_REDIS=0; fi
+choose_services
 scripts/setup.sh
-require_machine_services
 scripts/stack.sh start dev
-
-if [ "$(psql -h 127.0.0.1 -U postgres -Atc "select 1 from pg_database where datname = 'valise'")" != 1 ]; then
-  log "up: creating database valise"
-  createdb -h 127.0.0.1 -U postgres valise
+if [ -z "${DATABASE_URL:-}" ]; then
+  describe_services
+  ensure_database valise
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$POSTGRES_PORT/valise"
+fi
+export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT/0}
+if [ "$OWN_POSTGRES" = 1 ] || [ "$OWN_REDIS" = 1 ]; then
+  # The app's defaults are the machine's ports: other commands need these.
+  log "up: for npm run admin, valise and the rest in another shell: export DATABASE_URL=$DATABASE_URL REDIS_URL=$REDIS_URL"
 fi
 log "up: migrating"
 npm run -s migrate

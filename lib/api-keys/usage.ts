@@ -12,10 +12,10 @@ export class UsageRecorder {
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly db: DatabasePool,
-    intervalMs = 1_000,
-  ) {
+  private readonly db: DatabasePool;
+
+  constructor(db: DatabasePool, intervalMs = 1_000) {
+    this.db = db;
     this.timer = setInterval(() => void this.flush(), intervalMs);
     this.timer.unref();
   }

@@ -18,8 +18,11 @@ export class DownloadGate {
   private readonly byIp = new Map<string, number>();
   private readonly byTransfer = new Map<string, number>();
   private total = 0;
+  private readonly limits: Pick<DownloadLimits, 'perIp' | 'perTransfer' | 'max'>;
 
-  constructor(private readonly limits: Pick<DownloadLimits, 'perIp' | 'perTransfer' | 'max'>) {}
+  constructor(limits: Pick<DownloadLimits, 'perIp' | 'perTransfer' | 'max'>) {
+    this.limits = limits;
+  }
 
   enter(ip: string, transferId: string): DownloadSlot {
     if (this.total >= this.limits.max) return { ok: false, reason: 'downloads_busy' };

@@ -2,15 +2,17 @@ import { Writable } from 'node:stream';
 import type { Part } from './parts.ts';
 
 export class UploadSizeError extends Error {
-  constructor(
-    readonly expected: number,
-    readonly received: number,
-  ) {
+  readonly expected: number;
+  readonly received: number;
+
+  constructor(expected: number, received: number) {
     super(
       received > expected
         ? `The upload is longer than declared: expected ${expected} bytes.`
         : `The upload ended early: expected ${expected} bytes, received ${received}.`,
     );
+    this.expected = expected;
+    this.received = received;
   }
 }
 
@@ -28,12 +30,13 @@ export class PartWriter extends Writable {
   private filled = 0;
   private received = 0;
   private readonly expected: number;
+  private readonly parts: Part[];
+  private readonly sink: PartSink;
 
-  constructor(
-    private readonly parts: Part[],
-    private readonly sink: PartSink,
-  ) {
+  constructor(parts: Part[], sink: PartSink) {
     super({ highWaterMark: 1024 * 1024 });
+    this.parts = parts;
+    this.sink = sink;
     this.expected = parts.reduce((sum, p) => sum + p.blobBytes, 0);
     this.buffer = Buffer.allocUnsafe(parts[0]?.blobBytes ?? 0);
   }

@@ -4,15 +4,17 @@ import { Transform, type TransformCallback } from 'node:stream';
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
 export class UploadTimeoutError extends Error {
-  constructor(
-    readonly kind: 'idle' | 'request',
-    readonly ms: number,
-  ) {
+  readonly kind: 'idle' | 'request';
+  readonly ms: number;
+
+  constructor(kind: 'idle' | 'request', ms: number) {
     super(
       kind === 'idle'
         ? `Nothing arrived for ${ms / 1000} s: the upload was stopped. Resume it from the offset HEAD reports.`
         : `The upload request ran longer than ${ms / 1000} s and was stopped. Resume it from the offset HEAD reports.`,
     );
+    this.kind = kind;
+    this.ms = ms;
   }
 }
 
@@ -27,9 +29,11 @@ export class StallGuard extends Transform {
   private lastActivity = Date.now();
   private busy = 0;
   private timer: NodeJS.Timeout | undefined;
+  private readonly limits: { idleMs: number; requestMs: number; deadline: number };
 
-  constructor(private readonly limits: { idleMs: number; requestMs: number; deadline: number }) {
+  constructor(limits: { idleMs: number; requestMs: number; deadline: number }) {
     super();
+    this.limits = limits;
     this.arm(0);
   }
 
