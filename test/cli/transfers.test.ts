@@ -102,9 +102,13 @@ test('e2e send and get round-trip: the link carries #k= and the files come back 
   );
 
   // Without the key the CLI refuses before counting a download.
+  const downloads = async () =>
+    (await api.call('GET', `/v1/transfers/${sent.transfer.id}`, { key: ws.keys.live })).body.total_downloads;
+  t.is(await downloads(), 1);
   const keyless = await valise.run(['get', sent.share_url.replace(/#.*$/, ''), '-o', out]);
   t.is(keyless.code, 2);
   t.regex(keyless.stderr, /integrity_error/);
+  t.is(await downloads(), 1, 'the refused get counted no download');
 });
 
 test('--password - reads the password from stdin on both sides, and get without it is refused', async (t) => {
