@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { withTimeout } from '../lib/with-timeout.ts';
 
 /**
  * One component the service depends on, and how to tell it is answering.
@@ -43,18 +44,6 @@ export async function runProbes(
 export function healthReport<C extends Record<string, { status: string }>>(components: C, serving: boolean) {
   const healthy = Object.values(components).every((c) => c.status === 'ok');
   return { status: healthy ? ('ok' as const) : ('degraded' as const), components, serving };
-}
-
-async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Opens a TCP connection, optionally sends a greeting, and checks the first reply. */

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { withTimeout } from '../lib/with-timeout.ts';
 import type { RateState } from './types.ts';
 
 export const RATE_WINDOW_SECONDS = 60;
@@ -132,16 +133,4 @@ function decision(count: number, allowed: boolean, limit: number, nowMs: number)
     windowSeconds: RATE_WINDOW_SECONDS,
     retryAfterSeconds: Math.max(1, resetSeconds - Math.floor(nowMs / 1000)),
   };
-}
-
-async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,6 +1,6 @@
-import { createServer } from 'node:net';
 import test from 'ava';
 import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+import { freePort as closedPort } from './helpers/ports.ts';
 
 // Failed authentications cost the caller: they are limited per client address
 // (before any database work), collapsed in the audit log, and still limited
@@ -10,19 +10,6 @@ import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 async function intoFreshWindow() {
   const intoWindow = Date.now() % 60_000;
   if (intoWindow > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoWindow));
-}
-
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 async function createKey(api: TestApi, ws: TestWorkspace, body: Record<string, unknown>) {

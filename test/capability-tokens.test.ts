@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import test from 'ava';
 import { deriveKey } from '../lib/crypto/secrets.ts';
 import { signToken, type TokenPurpose } from '../lib/crypto/signed-token.ts';
@@ -83,17 +83,19 @@ test('download tokens that are forged, altered, spliced, truncated, of another f
     t.true(ok.bytes.equals(bytes));
   }
 
+  // Validly signed download tokens name a grant, as issued links do (docs/transfers.md, "Download links").
+  const grant = randomUUID();
   const otherSecret = deriveKey(randomBytes(32).toString('hex'), 'link-token');
   const cases: Array<[string, string, number, string]> = [
     [
       'signed with another secret',
-      sign('download', { f: idA1, t: transferA }, future(), otherSecret),
+      sign('download', { f: idA1, t: transferA, g: grant }, future(), otherSecret),
       404,
       'not_found',
     ],
     [
       'signed with the API key hashing key',
-      sign('download', { f: idA1, t: transferA }, future(), api.services.keys.apiKeyPepper),
+      sign('download', { f: idA1, t: transferA, g: grant }, future(), api.services.keys.apiKeyPepper),
       404,
       'not_found',
     ],
@@ -111,14 +113,31 @@ test('download tokens that are forged, altered, spliced, truncated, of another f
     ['the signature missing', `${bodyOf(tokenA1)}.`, 400, 'validation_error'],
     ['only the payload', bodyOf(tokenA1), 400, 'validation_error'],
     ['a third part appended', `${tokenA1}.${signatureOf(tokenA1)}`, 400, 'validation_error'],
-    ['validly signed, file B1 with transfer A', sign('download', { f: idB1, t: transferA }), 404, 'not_found'],
-    ['validly signed, file A1 with transfer B', sign('download', { f: idA1, t: transferB }), 404, 'not_found'],
-    ['validly signed, no transfer', sign('download', { f: idA1 }), 404, 'not_found'],
-    ['validly signed, ids that are not uuids', sign('download', { f: 'file', t: 'transfer' }), 404, 'not_found'],
+    [
+      'validly signed, file B1 with transfer A',
+      sign('download', { f: idB1, t: transferA, g: grant }),
+      404,
+      'not_found',
+    ],
+    [
+      'validly signed, file A1 with transfer B',
+      sign('download', { f: idA1, t: transferB, g: grant }),
+      404,
+      'not_found',
+    ],
+    ['validly signed, no transfer', sign('download', { f: idA1, g: grant }), 404, 'not_found'],
+    [
+      'validly signed, ids that are not uuids',
+      sign('download', { f: 'file', t: 'transfer', g: grant }),
+      404,
+      'not_found',
+    ],
+    // A link carries the grant of the download-links call that issued it; without one it is an old link.
+    ['validly signed, without a grant', sign('download', { f: idA1, t: transferA }), 403, 'forbidden'],
     ['an upload token for file A1', sign('upload', { f: idA1, t: transferA }), 404, 'not_found'],
     [
       'expired a second ago',
-      sign('download', { f: idA1, t: transferA }, new Date(Date.now() - 1000)),
+      sign('download', { f: idA1, t: transferA, g: grant }, new Date(Date.now() - 1000)),
       403,
       'forbidden',
     ],

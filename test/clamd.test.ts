@@ -5,6 +5,7 @@ import test from 'ava';
 import { loadConfig } from '../lib/config.ts';
 import { ClamdUnavailableError, createScanner, interpretReply } from '../lib/scan/clamd.ts';
 import { findClamd, type PrivateClamd, startClamd } from './helpers/clamd.ts';
+import { freePort } from './helpers/ports.ts';
 
 // Against the test stack's clamd (CLAMD_PORT), which loads the signatures in
 // ops/clamav, plus a private clamd with a 1 MiB StreamMaxLength for the
@@ -190,13 +191,6 @@ test.after.always(async () => {
 function privateClamd() {
   started ??= startClamd(CLAMD ?? 'clamd');
   return started;
-}
-
-async function freePort(): Promise<number> {
-  const server = await listen(createServer());
-  const port = portOf(server);
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function portOf(server: Server): number {

@@ -173,7 +173,7 @@ const REQUIRED_TYPES = [
   'ping',
 ];
 /** Types Valise adds beyond the brief: what rule actions and webhook auto-disabling record. */
-const VALISE_TYPES = ['transfer.expiry_extended', 'transfer.archived', 'webhook.disabled'];
+const VALISE_TYPES = ['transfer.expiry_extended', 'transfer.archived', 'transfer.scan_too_large', 'webhook.disabled'];
 
 /** The spec's supported `trigger_event` values (Endpoints, Automation rules), as it lists them. */
 const SPEC_TRIGGERS = [

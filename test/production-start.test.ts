@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import pg from 'pg';
+import { freePort } from './helpers/ports.ts';
 
 // What the Docker image runs (Dockerfile, docker-compose.yml): the entry points
 // under plain node (its own type stripping, no tsx, no devDependency loaded)
@@ -18,15 +18,6 @@ const adminUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.
 adminUrl.pathname = '/postgres';
 const databaseUrl = new URL(adminUrl);
 databaseUrl.pathname = `/${database}`;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 function productionEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {

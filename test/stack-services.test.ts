@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,21 +9,13 @@ import { promisify } from 'node:util';
 import test from 'ava';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { freePort } from './helpers/ports.ts';
 
 // The project's own PostgreSQL and Redis (scripts/stack.sh, for machines that
 // run neither): started and stopped in a folder of their own, on free loopback
 // ports, beside whatever stack is running.
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {

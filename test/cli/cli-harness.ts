@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../helpers/ports.ts';
 
 // Drives the real `valise` binary (cli/bin/valise.js) in a child process, with
 // a config directory of its own per test, so no test sees another's login.
@@ -61,20 +61,6 @@ export async function cli(baseUrl: string, apiKey?: string): Promise<Cli> {
   return { home, env, run, json, spawn: spawnCli };
 }
 
-/** A loopback port nothing listens on. */
-export function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
 /** Resolves with the first stdout line of a running child. */
 export function firstLine(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -91,3 +77,6 @@ export function firstLine(child: ChildProcess): Promise<string> {
     child.once('exit', (code) => reject(new Error(`exited ${code} before printing a line`)));
   });
 }
+
+/** A loopback port nothing listens on. */
+export const closedPort = freePort;

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer as createNetServer } from 'node:net';
 import type { Server } from '@hapi/hapi';
 import { Redis } from 'ioredis';
 import { defaultHealthProbes } from '../../api/health-probes.ts';
@@ -13,6 +12,7 @@ import { createDatabasePool } from '../../lib/db/pool.ts';
 import { buildServices, type Services } from '../../lib/services.ts';
 import { connectTemporal, temporalLifecycles } from '../../lib/temporal.ts';
 import { type BootstrapResult, bootstrapWorkspace } from '../../lib/workspaces/bootstrap.ts';
+import { freePort } from './ports.ts';
 
 // A real API server on a loopback port, wired to the test stack that
 // scripts/test.sh started (PostgreSQL, Redis, Temporal with its worker, MinIO,
@@ -167,17 +167,4 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, stepMs));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createScanner, type Scanner } from '../../lib/scan/clamd.ts';
+import { freePort } from './ports.ts';
 
 // A clamd of a test's own, with a 1 MiB StreamMaxLength (the shared one allows
 // 1024M, too much to send in a test), loading the project's signatures.
@@ -63,17 +63,4 @@ export async function startClamd(binary: string): Promise<PrivateClamd> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return { port, scanner, stop };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }

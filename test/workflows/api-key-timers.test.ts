@@ -1,52 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/activity';
-import { Client, Connection } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkflowBundle,
-} from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import type { WorkflowBundle } from '@temporalio/worker';
 import test from 'ava';
 import type { createApiKeyActivities } from '../../activities/api-keys.ts';
-import { loadConfig } from '../../lib/config.ts';
+import { bundleWorkflows, withWorker as withBundledWorker } from '../helpers/workflows.ts';
 
 // The key timers against the real Temporal dev server, with stub activities on
 // a task queue of their own: what the workflow does, not what the database does.
 
 type Activities = ReturnType<typeof createApiKeyActivities>;
-const config = loadConfig();
-const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
 let bundle: WorkflowBundle;
 test.before(async () => {
   // Bundle once for the file; each test runs its own worker on its own queue.
-  bundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  bundle = await bundleWorkflows();
 });
 
-async function withWorker(activities: Activities, run: (client: Client, taskQueue: string) => Promise<void>) {
-  const taskQueue = `test-${randomUUID()}`;
-  const nativeConnection = await NativeConnection.connect({ address: config.temporal.address });
-  const connection = await Connection.connect({ address: config.temporal.address });
-  const client = new Client({ connection, namespace: config.temporal.namespace });
-  const worker = await Worker.create({
-    connection: nativeConnection,
-    namespace: config.temporal.namespace,
-    taskQueue,
-    workflowBundle: bundle,
-    activities,
-  });
-  try {
-    await worker.runUntil(run(client, taskQueue));
-  } finally {
-    await connection.close();
-    await nativeConnection.close();
-  }
-}
+const withWorker = (activities: Activities, run: (client: Client, taskQueue: string) => Promise<void>) =>
+  withBundledWorker(bundle, activities, run);
 
 test('expireApiKey sleeps until the expiry time, then marks the key expired', async (t) => {
   const calls: Array<{ id: string; at: number }> = [];

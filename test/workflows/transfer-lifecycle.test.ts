@@ -1,18 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkflowBundle,
-} from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import type { WorkflowBundle } from '@temporalio/worker';
 import test from 'ava';
 import type { createTransferActivities } from '../../activities/transfers.ts';
-import { loadConfig } from '../../lib/config.ts';
 import { approvalDecidedSignal, revokedSignal } from '../../workflows/transferLifecycle.ts';
+import { bundleWorkflows, withWorker as withBundledWorker } from '../helpers/workflows.ts';
 
 // transferLifecycle against the real Temporal dev server, with stub activities
 // on a task queue of their own: the approval circuit as the workflow runs it,
@@ -20,13 +12,10 @@ import { approvalDecidedSignal, revokedSignal } from '../../workflows/transferLi
 
 type Activities = ReturnType<typeof createTransferActivities>;
 type Approval = 'pending' | 'approved' | 'rejected';
-const config = loadConfig();
-const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
 let bundle: WorkflowBundle;
 test.before(async () => {
-  bundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  bundle = await bundleWorkflows();
 });
 
 /**
@@ -90,25 +79,8 @@ function stubTransfer(options: { recheckMs?: number } = {}) {
   return { state, activities, scanning, releaseScan };
 }
 
-async function withWorker(activities: Activities, run: (client: Client, taskQueue: string) => Promise<void>) {
-  const taskQueue = `test-${randomUUID()}`;
-  const nativeConnection = await NativeConnection.connect({ address: config.temporal.address });
-  const connection = await Connection.connect({ address: config.temporal.address });
-  const client = new Client({ connection, namespace: config.temporal.namespace });
-  const worker = await Worker.create({
-    connection: nativeConnection,
-    namespace: config.temporal.namespace,
-    taskQueue,
-    workflowBundle: bundle,
-    activities,
-  });
-  try {
-    await worker.runUntil(run(client, taskQueue));
-  } finally {
-    await connection.close();
-    await nativeConnection.close();
-  }
-}
+const withWorker = (activities: Activities, run: (client: Client, taskQueue: string) => Promise<void>) =>
+  withBundledWorker(bundle, activities, run);
 
 /** Polls the stub's calls until `done` holds (30 s at most: the machine may be busy). */
 async function until(calls: string[], done: (calls: string[]) => boolean, what: string) {

@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundle,
+} from '@temporalio/worker';
+import { loadConfig } from '../../lib/config.ts';
+
+// Workflow tests run the real workflows against the real Temporal dev server,
+// with stub activities on a task queue of their own per test: what the
+// workflow does, not what the database does.
+
+const config = loadConfig();
+const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+
+/** The project's workflows, bundled once per test file. */
+export function bundleWorkflows(): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+}
+
+/** Runs `run` beside a worker of `bundle` with `activities` on a fresh task queue. */
+export async function withWorker(
+  bundle: WorkflowBundle,
+  activities: object,
+  run: (client: Client, taskQueue: string) => Promise<void>,
+) {
+  const taskQueue = `test-${randomUUID()}`;
+  const nativeConnection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    namespace: config.temporal.namespace,
+    taskQueue,
+    workflowBundle: bundle,
+    activities,
+  });
+  try {
+    await worker.runUntil(run(client, taskQueue));
+  } finally {
+    await connection.close();
+    await nativeConnection.close();
+  }
+}
