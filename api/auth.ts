@@ -2,7 +2,8 @@ import type { Boom } from '@hapi/boom';
 import type { Server } from '@hapi/hapi';
 import { authenticate } from '../lib/api-keys/authenticate.ts';
 import { type ApiErrorData, apiError, type ErrorCode } from '../lib/errors.ts';
-import { addressBucket, clientIp } from './client-ip.ts';
+import { addressBucket } from '../lib/net/address-bucket.ts';
+import { clientIp } from './client-ip.ts';
 import { headerOf } from './types.ts';
 
 /** What counts against an address's budget of failed authentications. */

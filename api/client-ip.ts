@@ -42,24 +42,6 @@ export function servedOverTls(request: Request, config: Config): boolean {
   return proto === 'https';
 }
 
-/**
- * The unit per-address limits count in: the address itself for IPv4, its /64
- * for IPv6 (one subscriber usually holds a whole /64).
- */
-export function addressBucket(ip: string): string {
-  if (isIP(ip) !== 6) return ip;
-  const [head = '', tail] = ip.toLowerCase().split('::');
-  const groupsOf = (part: string) =>
-    part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g]));
-  const left = groupsOf(head);
-  const right = tail === undefined ? [] : groupsOf(tail);
-  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => Number.parseInt(g, 16).toString(16))
-    .join(':')}::/64`;
-}
-
 function walkChain(request: Request, config: Config): string {
   const peer = normaliseIp(request.info.remoteAddress);
   const { hops, addresses } = config.api.proxies;

@@ -1,7 +1,8 @@
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import { holdsScope } from '../../lib/api-keys/scopes.ts';
 import { apiError } from '../../lib/errors.ts';
-import { addressBucket, clientIp } from '../client-ip.ts';
+import { addressBucket } from '../../lib/net/address-bucket.ts';
+import { clientIp } from '../client-ip.ts';
 import { routeSettings } from '../types.ts';
 
 // After authentication: draw from the rate budget, then check the scope.

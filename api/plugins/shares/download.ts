@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { verifyToken } from '../../../lib/crypto/signed-token.ts';
 import { apiError } from '../../../lib/errors.ts';
 import type { DownloadRefusal } from '../../../lib/transfers/download-gate.ts';
-import { openDownload } from '../../../lib/transfers/share.ts';
+import { openDownload } from '../../../lib/transfers/download-links.ts';
 import { clientIp } from '../../client-ip.ts';
 import { headerOf } from '../../types.ts';
 

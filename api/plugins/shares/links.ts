@@ -1,6 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { issueDownloadLinks } from '../../../lib/transfers/share.ts';
+import { issueDownloadLinks } from '../../../lib/transfers/download-links.ts';
 import { clientIp } from '../../client-ip.ts';
 import { id, text } from '../../schemas.ts';
 import { headerOf } from '../../types.ts';

@@ -4,18 +4,18 @@ import Joi from 'joi';
 import { DEFAULT_SEGMENT_SIZE, decryptedSize } from '../../../lib/crypto/segmented-aead.ts';
 import { ERROR_STATUS } from '../../../lib/errors.ts';
 import { formatBytes } from '../../../lib/format.ts';
+import { issueDownloadLinks } from '../../../lib/transfers/download-links.ts';
 import {
   type Blocked,
   blockedMessage,
   endedReason,
   findShared,
-  issueDownloadLinks,
   presentShared,
   type SharedView,
-  unlockedBy,
   unlockWithProof,
   viewShared,
 } from '../../../lib/transfers/share.ts';
+import { unlockedBy } from '../../../lib/transfers/share-passwords.ts';
 import { clientIp } from '../../client-ip.ts';
 import { id, text } from '../../schemas.ts';
 import { headerOf } from '../../types.ts';

@@ -1,7 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { createTransfer } from '../../../lib/transfers/create.ts';
-import { SHARE_PASSWORD_RULE, sharePasswordProblem } from '../../../lib/transfers/share.ts';
+import { SHARE_PASSWORD_RULE, sharePasswordProblem } from '../../../lib/transfers/share-passwords.ts';
 import { text } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { createdTransfer, fileName } from './schemas.ts';
