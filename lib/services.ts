@@ -17,8 +17,11 @@ export type Services = {
   keys: { apiKeyPepper: Buffer; seal: Buffer; links: Buffer };
   keyring: Keyring;
   paginator: Paginator;
-  lifecycle: KeyLifecycle;
-  transfers: TransferLifecycle;
+  /** The durable timers of API keys (Temporal workflows, lib/temporal.ts). */
+  keyTimers: KeyLifecycle;
+  /** Starts and signals each transfer's workflow (lib/temporal.ts). */
+  transferWorkflows: TransferLifecycle;
+  /** Runs one webhook delivery attempt now, on the workers. */
   webhooks: WebhookDeliverer;
   objects: ObjectStore;
   /** Public downloads: bounded, with an object-store pool of their own. */
@@ -39,8 +42,8 @@ export function buildServices(config: Config, db: DatabasePool, lifecycles: Life
     },
     keyring: parseKeyring(config.masterKeys.spec, config.masterKeys.currentId),
     paginator: new Paginator(deriveKey(config.secret, 'cursor')),
-    lifecycle: lifecycles.keys,
-    transfers: lifecycles.transfers,
+    keyTimers: lifecycles.keys,
+    transferWorkflows: lifecycles.transfers,
     webhooks: lifecycles.webhooks,
     objects: createObjectStore(config.s3),
     downloads: createPublicDownloads(config),

@@ -1,6 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { DeliverWebhookInput, deliverWebhook } from '../workflows/deliverWebhook.ts';
+// Workflows are started by their function and signalled by their defineSignal
+// values, so a name and its arguments are checked by the compiler. Importing a
+// workflow module here only defines functions and signal values: its activity
+// proxies are inert outside a worker, and nothing of it runs in this process.
+import { type DeliverWebhookInput, deliverWebhook } from '../workflows/deliverWebhook.ts';
+import { endKeyRotationGrace } from '../workflows/endKeyRotationGrace.ts';
+import { expireApiKey } from '../workflows/expireApiKey.ts';
+import {
+  apiKeyExpiryWorkflowId,
+  oneAttemptDeliveryWorkflowId,
+  rotationGraceWorkflowId,
+  transferWorkflowId,
+} from '../workflows/ids.ts';
+import {
+  approvalDecidedSignal,
+  expiryExtendedSignal,
+  fileUploadedSignal,
+  revokedSignal,
+  transferLifecycle,
+} from '../workflows/transferLifecycle.ts';
 import type { KeyLifecycle } from './api-keys/lifecycle.ts';
 import type { Config } from './config.ts';
 import type { TransferLifecycle } from './transfers/lifecycle.ts';
@@ -11,40 +30,52 @@ export async function connectTemporal(config: Config): Promise<Client> {
   return new Client({ connection, namespace: config.temporal.namespace });
 }
 
+/** Resolves once the workflow is started, or found started already under its id. */
+export async function startedOnce(starting: Promise<unknown>): Promise<void> {
+  try {
+    await starting;
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
 /** Workflow ids are derived from the resource, so scheduling twice starts one timer. */
 export function temporalKeyLifecycle(client: Client, taskQueue: string): KeyLifecycle {
-  const startOnce = async (workflowType: string, workflowId: string, args: unknown[]) => {
-    try {
-      await client.workflow.start(workflowType, { taskQueue, workflowId, args });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
-  };
   return {
     scheduleExpiry: (apiKeyId, expiresAt) =>
-      startOnce('expireApiKey', `api-key-expiry-${apiKeyId}`, [{ apiKeyId, expiresAt: expiresAt.toISOString() }]),
+      startedOnce(
+        client.workflow.start(expireApiKey, {
+          taskQueue,
+          workflowId: apiKeyExpiryWorkflowId(apiKeyId),
+          args: [{ apiKeyId, expiresAt: expiresAt.toISOString() }],
+        }),
+      ),
     scheduleGraceEnd: (secretId, validUntil) =>
-      startOnce('endKeyRotationGrace', `api-key-rotation-grace-${secretId}`, [
-        { secretId, validUntil: validUntil.toISOString() },
-      ]),
+      startedOnce(
+        client.workflow.start(endKeyRotationGrace, {
+          taskQueue,
+          workflowId: rotationGraceWorkflowId(secretId),
+          args: [{ secretId, validUntil: validUntil.toISOString() }],
+        }),
+      ),
   };
 }
 
 /** The transfer workflow is started with the transfer and told what happens to it by signals. */
 export function temporalTransferLifecycle(client: Client, taskQueue: string): TransferLifecycle {
-  const handle = (transferId: string) => client.workflow.getHandle(`transfer-${transferId}`);
+  const handle = (transferId: string) => client.workflow.getHandle(transferWorkflowId(transferId));
   return {
     start: async (transferId) => {
-      await client.workflow.start('transferLifecycle', {
+      await client.workflow.start(transferLifecycle, {
         taskQueue,
-        workflowId: `transfer-${transferId}`,
+        workflowId: transferWorkflowId(transferId),
         args: [{ transferId }],
       });
     },
-    fileUploaded: (transferId, fileId) => handle(transferId).signal('fileUploaded', fileId),
-    revoked: (transferId) => handle(transferId).signal('revoked'),
-    approvalDecided: (transferId, decision) => handle(transferId).signal('approvalDecided', decision),
-    expiryExtended: (transferId, expiresAt) => handle(transferId).signal('expiryExtended', expiresAt.toISOString()),
+    fileUploaded: (transferId, fileId) => handle(transferId).signal(fileUploadedSignal, fileId),
+    revoked: (transferId) => handle(transferId).signal(revokedSignal),
+    approvalDecided: (transferId, decision) => handle(transferId).signal(approvalDecidedSignal, decision),
+    expiryExtended: (transferId, expiresAt) => handle(transferId).signal(expiryExtendedSignal, expiresAt.toISOString()),
   };
 }
 
@@ -56,9 +87,9 @@ export function temporalWebhookDeliverer(client: Client, taskQueue: string): Web
   return {
     deliverNow: async ({ eventId, webhookId, trigger }) => {
       const input: DeliverWebhookInput = { eventId, webhookId, trigger, retryScheduleMs: [] };
-      return client.workflow.execute<typeof deliverWebhook>('deliverWebhook', {
+      return client.workflow.execute(deliverWebhook, {
         taskQueue,
-        workflowId: `webhook-${trigger}-${webhookId}-${randomUUID()}`,
+        workflowId: oneAttemptDeliveryWorkflowId(trigger, webhookId, randomUUID()),
         args: [input],
         // One attempt takes at most WEBHOOK_TIMEOUT_MS (30 s cap); a worker that never picks it up ends the wait.
         workflowExecutionTimeout: '2 minutes',

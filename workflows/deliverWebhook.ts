@@ -1,6 +1,7 @@
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { AttemptOutcome, createWebhookActivities } from '../activities/webhooks.ts';
 import type { DeliveryTrigger } from '../lib/db/queries/deliveries.ts';
+import { STORAGE_RETRY } from './retry-policies.ts';
 
 type Activities = ReturnType<typeof createWebhookActivities>;
 
@@ -13,7 +14,7 @@ type Activities = ReturnType<typeof createWebhookActivities>;
 // mid-attempt, the workflow task times out and the attempt runs again on another.
 const { attemptDelivery } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: STORAGE_RETRY,
 });
 
 export type DeliverWebhookInput = {

@@ -1,10 +1,8 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { createApiKeyActivities } from '../activities/api-keys.ts';
+import { BOOKKEEPING } from './retry-policies.ts';
 
-const { markApiKeyExpired } = proxyActivities<ReturnType<typeof createApiKeyActivities>>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const { markApiKeyExpired } = proxyActivities<ReturnType<typeof createApiKeyActivities>>(BOOKKEEPING);
 
 export type ExpireApiKeyInput = { apiKeyId: string; expiresAt: string };
 

@@ -1,20 +1,16 @@
 import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
 import type { createRuleActivities } from '../activities/rules.ts';
+import { transferWorkflowId } from './ids.ts';
+import { BOOKKEEPING, RULE_ACTION_RETRY } from './retry-policies.ts';
 import { expiryExtendedSignal } from './transferLifecycle.ts';
 
 type Activities = ReturnType<typeof createRuleActivities>;
 
 // Bookkeeping: database writes, retried until they succeed.
-const bookkeeping = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const bookkeeping = proxyActivities<Activities>(BOOKKEEPING);
 // The action itself: a receiver or mail server down for a while is waited
 // for, about five minutes in all; past that the execution is `failed`.
-const action = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 6 },
-});
+const action = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: RULE_ACTION_RETRY });
 
 export type RunRuleInput = { ruleId: string; eventId: string };
 
@@ -32,7 +28,7 @@ export async function runRule(input: RunRuleInput): Promise<string> {
     const outcome = await action.performRuleAction(input);
     if (outcome.extended) {
       const { transferId, expiresAt } = outcome.extended;
-      await getExternalWorkflowHandle(`transfer-${transferId}`)
+      await getExternalWorkflowHandle(transferWorkflowId(transferId))
         .signal(expiryExtendedSignal, expiresAt)
         // The transfer's workflow has ended (the transfer with it): no timer left to move.
         .catch(() => undefined);

@@ -1,37 +1,24 @@
 import { ActivityFailure, condition, defineSignal, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createTransferActivities } from '../activities/transfers.ts';
+import { FIRST_LOOK_RETRY, MAIL_RETRY, SCAN_RETRY, STORAGE_RETRY } from './retry-policies.ts';
 
 type Activities = ReturnType<typeof createTransferActivities>;
 
 // Database and object-store steps: short, retried until they succeed.
-const storage = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const storage = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: STORAGE_RETRY });
 // Scanning streams a whole file through decryption and clamd: long, so it heartbeats.
 const scanning = proxyActivities<Activities>({
   startToCloseTimeout: '6 hours',
   // A dead worker is noticed when heartbeats stop: keep it short so the scan restarts soon.
   heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+  retry: SCAN_RETRY,
 });
 // Mail is best effort: a few tries, then the transfer goes on without it.
-const mail = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 5 },
-});
+const mail = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: MAIL_RETRY });
 
 // The first read may race the commit that created the transfer; a transfer that
 // never appears (its transaction rolled back) ends the workflow after a minute or so.
-const firstLook = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: {
-    initialInterval: '100 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 12,
-  },
-});
+const firstLook = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: FIRST_LOOK_RETRY });
 
 export const fileUploadedSignal = defineSignal<[string]>('fileUploaded');
 export const revokedSignal = defineSignal('revoked');

@@ -1,8 +1,11 @@
-import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Client, Workflow } from '@temporalio/client';
 import pg from 'pg';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
-import type { DeliverWebhookInput } from '../../workflows/deliverWebhook.ts';
+import { type DeliverWebhookInput, deliverWebhook } from '../../workflows/deliverWebhook.ts';
+import { deliveryWorkflowId } from '../../workflows/ids.ts';
+import type { runRule } from '../../workflows/runRule.ts';
 import { createEventQueries, type DispatchableEvent } from '../db/queries/events.ts';
+import { startedOnce } from '../temporal.ts';
 
 // The outbox relay. Events commit with the change they describe; this turns
 // each one into a Temporal workflow per subscribed webhook (and per matching
@@ -16,7 +19,11 @@ import { createEventQueries, type DispatchableEvent } from '../db/queries/events
 // A NOTIFY from the events table wakes the loop; a slow poll covers a lost
 // connection.
 
-export type PlannedRun = { workflowType: string; workflowId: string; args: unknown[] };
+type Run<W extends Workflow> = { workflow: W; workflowId: string; args: Parameters<W> };
+/** A workflow the dispatcher starts: its function, its id (workflows/ids.ts) and its arguments. */
+export type PlannedRun = Run<typeof deliverWebhook> | Run<typeof runRule>;
+
+export { deliveryWorkflowId };
 
 export type DispatcherOptions = {
   db: DatabasePool;
@@ -38,10 +45,6 @@ export type Dispatcher = {
 
 const START_CONCURRENCY = 32;
 
-export function deliveryWorkflowId(eventId: string, webhookId: string): string {
-  return `webhook-delivery-${eventId}-${webhookId}`;
-}
-
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const batchSize = options.batchSize ?? 200;
   const pollMs = options.pollMs ?? 5_000;
@@ -56,18 +59,16 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   async function start(run: PlannedRun): Promise<void> {
-    try {
-      await options.temporal.workflow.start(run.workflowType, {
+    await startedOnce(
+      options.temporal.workflow.start(run.workflow, {
         taskQueue: options.taskQueue,
         workflowId: run.workflowId,
         args: run.args,
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         // Honoured when this client shares a connection with a worker on the queue (workers/main.ts).
         requestEagerStart: true,
-      });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
+      }),
+    );
   }
 
   async function dispatchBatch(): Promise<number> {
@@ -83,7 +84,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
           trigger: 'scheduled',
           retryScheduleMs: options.retryScheduleMs,
         };
-        return { workflowType: 'deliverWebhook', workflowId: deliveryWorkflowId(event_id, webhook_id), args: [input] };
+        return { workflow: deliverWebhook, workflowId: deliveryWorkflowId(event_id, webhook_id), args: [input] };
       });
       if (options.planRuns) runs.push(...(await options.planRuns(tx, claimed)));
       await inParallel(runs, START_CONCURRENCY, start);

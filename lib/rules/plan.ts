@@ -1,5 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
-import type { RunRuleInput } from '../../workflows/runRule.ts';
+import { ruleRunWorkflowId } from '../../workflows/ids.ts';
+import { type RunRuleInput, runRule } from '../../workflows/runRule.ts';
 import type { DispatchableEvent } from '../db/queries/events.ts';
 import { createRuleQueries } from '../db/queries/rules.ts';
 import { createTransferQueries } from '../db/queries/transfers.ts';
@@ -9,9 +10,7 @@ import { factsOf, needsFileCount, rulesToRun } from './match.ts';
 
 const triggers: ReadonlySet<string> = new Set(RULE_TRIGGERS);
 
-export function ruleRunWorkflowId(ruleId: string, eventId: string): string {
-  return `rule-${ruleId}-${eventId}`;
-}
+export { ruleRunWorkflowId };
 
 /**
  * The rule runs a batch of events sets off, for the dispatcher: one query for
@@ -52,7 +51,7 @@ export async function planRuleRuns(
     const facts = factsOf(event, transferId === null ? null : (fileCounts.get(transferId) ?? null));
     return rulesToRun(rulesOf(event), event, facts).map((rule) => {
       const input: RunRuleInput = { ruleId: rule.id, eventId: event.id };
-      return { workflowType: 'runRule', workflowId: ruleRunWorkflowId(rule.id, event.id), args: [input] };
+      return { workflow: runRule, workflowId: ruleRunWorkflowId(rule.id, event.id), args: [input] };
     });
   });
 }

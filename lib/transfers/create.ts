@@ -81,7 +81,7 @@ export async function createTransfer(services: Services, caller: Caller, input: 
     const data = { transfer: eventView(transfer, files) };
     await events.record(tenant, 'transfer.created', data);
     if (mode === 'e2e') await events.record(tenant, 'transfer.e2e_created', data);
-    await services.transfers.start(transfer.id);
+    await services.transferWorkflows.start(transfer.id);
     return { transfer, files };
   });
 

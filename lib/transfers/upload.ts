@@ -61,7 +61,7 @@ export async function receiveUpload(
   if (file.upload_state === 'uploaded') {
     body.resume();
     // Repeating a finished upload is harmless and re-tells the workflow, in case that failed the first time.
-    await services.transfers.fileUploaded(transfer.id, file.id);
+    await services.transferWorkflows.fileUploaded(transfer.id, file.id);
     return { ...presentFile(file), upload_offset: file.size };
   }
   if (transfer.status !== 'scanning' || transfer.status_reason !== 'uploading') {
@@ -203,7 +203,7 @@ async function streamParts(
   if (end === file.size) {
     await objects.completeMultipart(file.object_key, multipartId, parts);
     holding(await uploads.complete(file.id, leaseId, hash ? hash.digest('hex') : null));
-    await services.transfers.fileUploaded(transfer.id, file.id);
+    await services.transferWorkflows.fileUploaded(transfer.id, file.id);
   }
   const stored = await createTransferQueries(services.db).file(file.id);
   if (!stored) throw new Error(`file ${file.id} vanished`);

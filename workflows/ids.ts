@@ -1,0 +1,35 @@
+// Every workflow id, built in one place. Ids are derived from the resource a
+// workflow acts for, so starting twice finds the one that runs (Temporal
+// refuses a duplicate id) and anyone holding the resource's id can signal or
+// await its workflow. Running workflows, docs and tests rely on these exact
+// shapes: change one only with a migration of the workflows that run.
+//
+// Imported by the workflows (runRule signals the transfer's workflow) and by
+// the API and the dispatcher that start them: pure functions, nothing else.
+
+import type { DeliveryTrigger } from '../lib/db/queries/deliveries.ts';
+
+/** `transferLifecycle`: one per transfer. */
+export const transferWorkflowId = (transferId: string) => `transfer-${transferId}`;
+
+/** `expireApiKey`: one per key. */
+export const apiKeyExpiryWorkflowId = (apiKeyId: string) => `api-key-expiry-${apiKeyId}`;
+
+/** `endKeyRotationGrace`: one per rotated key value. */
+export const rotationGraceWorkflowId = (secretId: string) => `api-key-rotation-grace-${secretId}`;
+
+/** `deliverWebhook` on the retry schedule: exactly one per (event, webhook). */
+export const deliveryWorkflowId = (eventId: string, webhookId: string) => `webhook-delivery-${eventId}-${webhookId}`;
+
+/**
+ * `deliverWebhook` for one asked-for attempt (a test ping or a redelivery):
+ * each request is its own run, told apart by `nonce` (a random UUID).
+ */
+export const oneAttemptDeliveryWorkflowId = (
+  trigger: Exclude<DeliveryTrigger, 'scheduled'>,
+  webhookId: string,
+  nonce: string,
+) => `webhook-${trigger}-${webhookId}-${nonce}`;
+
+/** `runRule`: exactly one per (rule, event). */
+export const ruleRunWorkflowId = (ruleId: string, eventId: string) => `rule-${ruleId}-${eventId}`;
