@@ -6,7 +6,7 @@
 export const OPENAPI_VERSION = '1.0.0';
 
 export type ErrorSchema = {
-  error?: {
+  error: {
     code: string;
     message: string;
     param?: string | null;
