@@ -15,8 +15,30 @@ type Operation = Record<string, unknown>;
 const joiToJson = joiToJsonModule as unknown as (schema: Joi.Schema, mode: string) => JsonSchema;
 const toSchema = (schema: Joi.Schema): JsonSchema => {
   const description = schema.describe();
-  return withInvertedPatterns(description, withPatternProperties(description, joiToJson(schema, 'open-api-3.1')));
+  return withoutAnyTypeList(
+    withInvertedPatterns(description, withPatternProperties(description, joiToJson(schema, 'open-api-3.1'))),
+  );
 };
+
+const EVERY_TYPE = ['array', 'boolean', 'null', 'number', 'object', 'string'];
+
+/**
+ * joi-to-json writes `Joi.any()` as a list of every JSON type; JSON Schema says "anything" by
+ * having no `type`, which is what code generators understand (oapi-codegen refuses the list).
+ */
+function withoutAnyTypeList(json: JsonSchema): JsonSchema {
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) for (const item of node) walk(item);
+    else if (node && typeof node === 'object') {
+      const schema = node as JsonSchema;
+      const types = schema.type;
+      if (Array.isArray(types) && EVERY_TYPE.every((type) => types.includes(type))) delete schema.type;
+      for (const value of Object.values(schema)) walk(value);
+    }
+  };
+  walk(json);
+  return json;
+}
 
 type Description = {
   type?: string;
