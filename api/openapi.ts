@@ -286,7 +286,7 @@ function access(isPublic: boolean, scope: string | undefined): string {
 
 /**
  * The error statuses an operation can answer, from what its route does: authenticated routes
- * answer 401 and 403; path parameters 404; parameters, a JSON body or an `Idempotency-Key` 400;
+ * answer 401 and 403; path parameters or a body `id` 404; parameters, a JSON body or an `Idempotency-Key` 400;
  * a JSON body 413 and 415; authenticated writes (idempotent) 409; every rate-limited route 429;
  * every route 500. `plugins.valise.openapi.errors` adds what its domain logic answers besides.
  */
@@ -303,7 +303,9 @@ export function errorStatuses(route: RouteEntry): number[] {
     statuses.add(401);
     statuses.add(403);
   }
-  if (validate.params) statuses.add(404);
+  // A resource named by the path, or by an `id` in the body (PATCH and DELETE /v1/webhooks).
+  const payloadKeys = (validate.payload?.describe() as { keys?: Record<string, unknown> } | undefined)?.keys;
+  if (validate.params || payloadKeys?.id) statuses.add(404);
   if (authenticated && mutating) statuses.add(409);
   if (jsonBody) {
     statuses.add(400);
@@ -354,8 +356,8 @@ function requestBody(validate: Validate, payload: RouteOptionsPayload | undefine
   }
   if (MUTATING.has(method) && payload?.parse === false) {
     const types = [payload.allow ?? 'application/octet-stream'].flat().filter((type) => type !== 'application/json');
+    // Not required: an empty file is uploaded with an empty body.
     return {
-      required: true,
       content: Object.fromEntries(types.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
     };
   }

@@ -131,7 +131,6 @@ test('every operation lists its error responses with the envelope, and says who 
 test('fields that refuse NUL are published with a pattern that accepts every other string', (t) => {
   // joi's inverted pattern used to come out as `"pattern": "\u0000"`: every valid value invalid.
   t.false(text.includes('"pattern":"\\\\u0000"'), 'a NUL-refusing field is published as requiring a NUL');
-  // biome-ignore lint/suspicious/noExplicitAny: a walk into the JSON document.
   const create = document.paths['/v1/transfers']?.post as any;
   const title = create?.requestBody?.content?.['application/json']?.schema?.properties?.transfer_title;
   t.is(typeof title?.pattern, 'string', 'transfer_title has a pattern');
