@@ -1,7 +1,8 @@
-import type { Server } from '@hapi/hapi';
+import type { RouteOptionsPayload, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import joiToJsonModule from 'joi-to-json';
 import { errorEnvelope } from './schemas.ts';
+import type { RouteSettings } from './types.ts';
 import { API_REVISION, OPENAPI_DOCUMENT_VERSION } from './version.ts';
 
 // The OpenAPI 3.1 document is derived from the routes' own joi schemas, so it
@@ -12,11 +13,36 @@ type Operation = Record<string, unknown>;
 
 // joi-to-json is CommonJS (`module.exports = parse`), which its typings describe as an ES default export.
 const joiToJson = joiToJsonModule as unknown as (schema: Joi.Schema, mode: string) => JsonSchema;
-const toSchema = (schema: Joi.Schema): JsonSchema =>
-  withPatternProperties(schema.describe(), joiToJson(schema, 'open-api-3.1'));
+const toSchema = (schema: Joi.Schema): JsonSchema => {
+  const description = schema.describe();
+  return withoutAnyTypeList(
+    withInvertedPatterns(description, withPatternProperties(description, joiToJson(schema, 'open-api-3.1'))),
+  );
+};
+
+const EVERY_TYPE = ['array', 'boolean', 'null', 'number', 'object', 'string'];
+
+/**
+ * joi-to-json writes `Joi.any()` as a list of every JSON type; JSON Schema says "anything" by
+ * having no `type`, which is what code generators understand (oapi-codegen refuses the list).
+ */
+function withoutAnyTypeList(json: JsonSchema): JsonSchema {
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) for (const item of node) walk(item);
+    else if (node && typeof node === 'object') {
+      const schema = node as JsonSchema;
+      const types = schema.type;
+      if (Array.isArray(types) && EVERY_TYPE.every((type) => types.includes(type))) delete schema.type;
+      for (const value of Object.values(schema)) walk(value);
+    }
+  };
+  walk(json);
+  return json;
+}
 
 type Description = {
   type?: string;
+  rules?: Array<{ name: string; args?: { regex?: string; options?: { invert?: boolean } } }>;
   keys?: Record<string, Description>;
   items?: Description[];
   patterns?: Array<{ schema?: Description; regex?: string; rule: Description }>;
@@ -42,25 +68,154 @@ function withPatternProperties(description: Description, json: JsonSchema): Json
   return json;
 }
 
+/**
+ * joi-to-json publishes `string().pattern(re, { invert: true })` (must NOT match) as `pattern: re`
+ * (must match): the document then calls every valid value invalid. Each inverted pattern of the
+ * joi description is found and, wherever the JSON schema carries it, replaced by its negation:
+ * `^[^c]*$` for a single character (written `\xHH`, which ECMAScript, RE2 and PCRE all read), or
+ * JSON Schema's `not: { pattern }` for anything longer. Where joi-to-json kept another (positive)
+ * pattern instead, that one stays: it is a looser, never a wrong, description.
+ */
+function withInvertedPatterns(description: unknown, json: JsonSchema): JsonSchema {
+  const inverted = new Set<string>();
+  const collect = (node: unknown) => {
+    if (Array.isArray(node)) for (const item of node) collect(item);
+    else if (node && typeof node === 'object') {
+      const rule = node as { name?: unknown; args?: { regex?: unknown; options?: { invert?: unknown } } };
+      if (rule.name === 'pattern' && rule.args?.options?.invert === true && typeof rule.args.regex === 'string') {
+        inverted.add(rule.args.regex.replace(/^\/(.*)\/[a-z]*$/s, '$1'));
+      }
+      for (const value of Object.values(node)) collect(value);
+    }
+  };
+  collect(description);
+  if (inverted.size === 0) return json;
+  const rewrite = (node: unknown) => {
+    if (Array.isArray(node)) for (const item of node) rewrite(item);
+    else if (node && typeof node === 'object') {
+      const schema = node as JsonSchema;
+      if (typeof schema.pattern === 'string' && inverted.has(schema.pattern)) {
+        const source = schema.pattern;
+        delete schema.pattern;
+        const negated = negatedCharacter(source);
+        if (negated) schema.pattern = negated;
+        else schema.not = { pattern: source };
+      }
+      for (const value of Object.values(schema)) rewrite(value);
+    }
+  };
+  rewrite(json);
+  return json;
+}
+
+/** `^[^c]*$` when `source` matches exactly one given character, else undefined. */
+function negatedCharacter(source: string): string | undefined {
+  let code: number | undefined;
+  const escaped = /^\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2}))$/.exec(source);
+  if (escaped) code = Number.parseInt(escaped[1] ?? escaped[2] ?? '', 16);
+  else if ([...source].length === 1 && !/[\\^$.|?*+()[\]{}]/.test(source)) code = source.codePointAt(0);
+  if (code === undefined) return undefined;
+  const hex = code.toString(16).padStart(2, '0');
+  return `^[^${code <= 0xff ? `\\x${hex}` : `\\u${code.toString(16).padStart(4, '0')}`}]*$`;
+}
+
+/**
+ * The error responses of the spec's table, one per status, each the envelope
+ * (`components/schemas/Error`). Operations refer to them by `$ref`; which ones an operation lists
+ * is derived from its route in `errorStatuses`.
+ */
+const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
+  400: {
+    name: 'ValidationError',
+    description: '`validation_error`: a parameter, header or body is invalid; `param` names it.',
+  },
+  401: {
+    name: 'Unauthorized',
+    description:
+      '`missing_api_key`, `invalid_api_key`, `revoked_api_key` or `expired_api_key`; `mfa_required` when a sensitive scope needs `X-MFA-Code`.',
+  },
+  403: {
+    name: 'Forbidden',
+    description:
+      "`scope_missing` (the key lacks the operation's scope, named in `required_scope`), `ip_not_allowed`, or `forbidden` (the state of the resource refuses the request).",
+  },
+  404: {
+    name: 'NotFound',
+    description: '`not_found`: nothing by that id, code or token in this workspace and environment.',
+  },
+  408: { name: 'RequestTimeout', description: '`validation_error`: the body stalled or took too long; resume it.' },
+  409: {
+    name: 'Conflict',
+    description:
+      '`idempotency_conflict` (the `Idempotency-Key` was used with another request), or `validation_error` for a state that refuses the request now.',
+  },
+  410: { name: 'Gone', description: '`not_found` with status 410: ended for good (expired, revoked, deleted).' },
+  413: { name: 'PayloadTooLarge', description: '`validation_error`: the body is larger than this operation accepts.' },
+  415: {
+    name: 'UnsupportedMediaType',
+    description: '`validation_error`: the body is not of a type this operation reads.',
+  },
+  416: {
+    name: 'RangeNotSatisfiable',
+    description: '`validation_error`: the `Range` is outside the file (`Content-Range: bytes */<size>`).',
+  },
+  422: {
+    name: 'UnprocessableEntity',
+    description: '`validation_error`: well-formed, but not applicable to this resource.',
+  },
+  429: {
+    name: 'TooManyRequests',
+    description: '`rate_limited`: retry after `Retry-After` seconds (a key past its `max_uses` gets no `Retry-After`).',
+  },
+  500: { name: 'InternalError', description: '`internal_error`: quote `request_id` to support.' },
+};
+
+const TAGS: Record<string, string> = {
+  transfers: 'Transfers: files shared by link, their lifecycle and approval.',
+  uploads: "Uploading a transfer's files through the capability URLs its creation returns.",
+  shares: 'What a recipient sees and downloads: public, authorised by the share code and its password.',
+  'api-keys': 'API keys of the workspace: minting, scopes, rotation, revocation.',
+  webhooks: 'Webhook endpoints, their deliveries and the event catalog.',
+  rules: 'Automation rules and their executions.',
+  folders: 'Folders that organise transfers.',
+  audit: "The workspace's audit log.",
+  meta: 'About the API and the caller.',
+};
+
+const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 206: 'Partial content' };
+const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
+
+type Validate = { params?: Joi.ObjectSchema; query?: Joi.ObjectSchema; payload?: Joi.Schema };
+type RouteEntry = ReturnType<Server['table']>[number];
+
 export function buildOpenApiDocument(server: Server) {
+  const { config } = server.app.services;
   const paths: Record<string, Record<string, Operation>> = {};
+  const tags = new Set<string>();
   for (const route of server.table()) {
     const settings = route.settings;
     if (!settings.tags?.includes('api')) continue;
-    const valise = settings.plugins?.valise;
-    const validate = settings.validate as { params?: Joi.ObjectSchema; query?: Joi.ObjectSchema; payload?: Joi.Schema };
+    if (!settings.id) throw new Error(`${route.method.toUpperCase()} ${route.path} needs options.id: its operationId`);
+    const valise: RouteSettings = settings.plugins?.valise ?? {};
+    const validate = (settings.validate ?? {}) as Validate;
+    const isPublic = (settings.auth as unknown) === false;
     const operation: Operation = {
+      operationId: settings.id,
       summary: settings.description,
-      description: settings.notes,
+      description: [settings.notes, access(isPublic, valise.scope)].filter(Boolean).join('\n\n'),
       tags: settings.tags.filter((t) => t !== 'api'),
-      parameters: [...parameters(validate.params, 'path'), ...parameters(validate.query, 'query')],
-      responses: responses(settings.response as ResponseSettings | undefined),
+      parameters: [
+        ...parameters(validate.params, 'path'),
+        ...parameters(validate.query, 'query'),
+        ...(!isPublic && MUTATING.has(route.method) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+      ],
     };
-    if ((settings.auth as unknown) !== false) operation.security = [{ bearer: [] }];
-    if (valise?.scope) operation['x-required-scope'] = valise.scope;
-    if (validate.payload && typeof validate.payload === 'object' && 'describe' in validate.payload) {
-      operation.requestBody = { content: { 'application/json': { schema: toSchema(validate.payload) } } };
-    }
+    const body = requestBody(validate, settings.payload as RouteOptionsPayload | undefined, route.method);
+    if (body) operation.requestBody = body;
+    operation.responses = responses(route, valise);
+    operation.security = isPublic ? [] : [{ bearer: [] }];
+    if (valise.scope) operation['x-required-scope'] = valise.scope;
+    for (const tag of operation.tags as string[]) tags.add(tag);
     paths[route.path] ??= {};
     (paths[route.path] as Record<string, Operation>)[route.method] = operation;
   }
@@ -70,34 +225,143 @@ export function buildOpenApiDocument(server: Server) {
       title: 'Valise API',
       version: OPENAPI_DOCUMENT_VERSION,
       description: `Encrypted file transfer. Contract revision ${API_REVISION}.`,
+      contact: { name: 'Valise', url: config.api.docsBaseUrl },
+      license: { name: 'Proprietary', url: config.api.docsBaseUrl },
     },
-    servers: [{ url: '/' }],
+    servers: [{ url: config.api.publicBaseUrl, description: 'This API server' }],
+    security: [{ bearer: [] }],
+    tags: [...tags].sort().map((name) => ({ name, description: TAGS[name] ?? name })),
     paths,
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'An API key: svc_live_…, svc_test_…' },
       },
-      schemas: { Error: toSchema(errorEnvelope) },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes a write safe to retry: the same key with the same request replays the first answer; with another request it is 409 `idempotency_conflict`.',
+          schema: { type: 'string', minLength: 8, maxLength: 255 },
+        },
+      },
+      responses: Object.fromEntries(
+        Object.values(ERROR_RESPONSES).map(({ name, description }) => [
+          name,
+          {
+            description,
+            ...(name === 'TooManyRequests'
+              ? {
+                  headers: {
+                    'Retry-After': {
+                      description: 'Seconds to wait before trying again.',
+                      schema: { type: 'string', pattern: '^[0-9]+$' },
+                    },
+                  },
+                }
+              : {}),
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+          },
+        ]),
+      ),
+      schemas: { Error: errorSchema() },
     },
   };
 }
 
+/** The envelope, with `error` required: every error answer carries it. */
+function errorSchema(): JsonSchema {
+  const schema = toSchema(errorEnvelope);
+  schema.required = ['error'];
+  return schema;
+}
+
+function access(isPublic: boolean, scope: string | undefined): string {
+  if (isPublic) return 'Public: no API key.';
+  return scope
+    ? `Requires an API key holding the \`${scope}\` scope (403 \`scope_missing\` otherwise).`
+    : 'Requires an API key; any scope.';
+}
+
+/**
+ * The error statuses an operation can answer, from what its route does: authenticated routes
+ * answer 401 and 403; path parameters or a body `id` 404; parameters, a JSON body or an `Idempotency-Key` 400;
+ * a JSON body 413 and 415; authenticated writes (idempotent) 409; every rate-limited route 429;
+ * every route 500. `plugins.valise.openapi.errors` adds what its domain logic answers besides.
+ */
+export function errorStatuses(route: RouteEntry): number[] {
+  const settings = route.settings;
+  const valise: RouteSettings = settings.plugins?.valise ?? {};
+  const validate = (settings.validate ?? {}) as Validate;
+  const authenticated = (settings.auth as unknown) !== false;
+  const mutating = MUTATING.has(route.method);
+  const jsonBody = mutating && (settings.payload as RouteOptionsPayload | undefined)?.parse !== false;
+  const statuses = new Set<number>([500, ...(valise.openapi?.errors ?? [])]);
+  if (validate.params || validate.query || validate.payload || (authenticated && mutating)) statuses.add(400);
+  if (authenticated) {
+    statuses.add(401);
+    statuses.add(403);
+  }
+  // A resource named by the path, or by an `id` in the body (PATCH and DELETE /v1/webhooks).
+  const payloadKeys = (validate.payload?.describe() as { keys?: Record<string, unknown> } | undefined)?.keys;
+  if (validate.params || payloadKeys?.id) statuses.add(404);
+  if (authenticated && mutating) statuses.add(409);
+  if (jsonBody) {
+    statuses.add(400);
+    statuses.add(413);
+    statuses.add(415);
+  }
+  if (valise.rateLimited !== false) statuses.add(429);
+  return [...statuses].sort((a, b) => a - b);
+}
+
 type ResponseSettings = { schema?: Joi.Schema; status?: Record<string, Joi.Schema> };
 
-function responses(settings: ResponseSettings | undefined) {
-  const out: Record<string, unknown> = {
-    default: {
-      description: 'Error',
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-    },
-  };
-  const statuses = { ...(settings?.status ?? {}) };
+function responses(route: RouteEntry, valise: RouteSettings) {
+  const settings = route.settings.response as ResponseSettings | undefined;
+  const out: Record<string, unknown> = {};
+  const statuses: Record<string, Joi.Schema | undefined> = { ...(settings?.status ?? {}) };
   if (settings?.schema) statuses['200'] = settings.schema;
-  if (Object.keys(statuses).length === 0) out['200'] = { description: 'OK' };
+  for (const status of valise.openapi?.binary ?? []) statuses[status] = undefined;
+  if (Object.keys(statuses).length === 0) statuses['200'] = undefined;
+  const binary = new Set((valise.openapi?.binary ?? []).map(String));
   for (const [status, schema] of Object.entries(statuses)) {
-    out[status] = { description: 'OK', content: { 'application/json': { schema: toSchema(schema) } } };
+    const description = SUCCESS_DESCRIPTIONS[status] ?? 'OK';
+    if (binary.has(status)) {
+      // The file's bytes, labelled with its own type (application/octet-stream when end-to-end encrypted).
+      out[status] = {
+        description,
+        content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+      };
+    } else {
+      out[status] = schema
+        ? { description, content: { 'application/json': { schema: toSchema(schema) } } }
+        : { description };
+    }
+  }
+  for (const [status, description] of Object.entries(valise.openapi?.statuses ?? {})) out[status] = { description };
+  for (const status of errorStatuses(route)) {
+    const error = ERROR_RESPONSES[status];
+    if (!error) throw new Error(`${route.method.toUpperCase()} ${route.path}: no error response for status ${status}`);
+    out[status] = { $ref: `#/components/responses/${error.name}` };
   }
   return out;
+}
+
+/** A JSON body from the route's joi payload schema, or the raw bytes of a route that streams its body. */
+function requestBody(validate: Validate, payload: RouteOptionsPayload | undefined, method: string) {
+  if (validate.payload && typeof validate.payload === 'object' && 'describe' in validate.payload) {
+    return { content: { 'application/json': { schema: toSchema(validate.payload) } } };
+  }
+  if (MUTATING.has(method) && payload?.parse === false) {
+    const types = [payload.allow ?? 'application/octet-stream'].flat().filter((type) => type !== 'application/json');
+    // Not required: an empty file is uploaded with an empty body.
+    return {
+      content: Object.fromEntries(types.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+    };
+  }
+  return undefined;
 }
 
 function parameters(schema: Joi.ObjectSchema | undefined, where: 'path' | 'query') {

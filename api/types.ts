@@ -16,6 +16,20 @@ export type RouteSettings = {
   rateLimited?: boolean;
   /** How a successful or failed call of a mutating route reads in the audit log. */
   audit?: { action: string; resourceType: string };
+  /** What the OpenAPI document cannot read from the route's other settings (api/openapi.ts). */
+  openapi?: OpenApiSettings;
+};
+
+export type OpenApiSettings = {
+  /**
+   * Error statuses the route's domain logic answers beyond those api/openapi.ts derives from its
+   * settings (authentication, scope, parameters, payload, idempotency), e.g. 410 for an ended share.
+   */
+  errors?: number[];
+  /** Success statuses whose body is a file's bytes (`application/octet-stream`), not JSON. */
+  binary?: number[];
+  /** Other statuses the route answers with a body of its own (not the error envelope): status → description. */
+  statuses?: Record<number, string>;
 };
 
 export type RateState = { limit: number; remaining: number; resetSeconds: number; windowSeconds: number };

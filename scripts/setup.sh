@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what a fresh clone on a fresh machine is missing: Node 24, the npm
-# dependencies, the Temporal CLI and MinIO (built from source with go install:
-# there is no other way to get them here), clamd, and PostgreSQL and Redis when
-# the project runs its own (choose_services in lib.sh). Re-running it is cheap:
-# whatever is present at the right version is skipped.
+# dependencies, the Temporal CLI, MinIO and oapi-codegen (for the generated Go
+# client's test; built from source with go install: there is no other way to
+# get them here), clamd, and PostgreSQL and Redis when the project runs its
+# own (choose_services in lib.sh). Re-running it is cheap: whatever is present
+# at the right version is skipped.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -16,6 +17,9 @@ TEMPORAL_VERSION=v1.5.1 # v1.9.x cannot be go-installed (its go.mod replaces ./c
 MINIO_PKG=github.com/minio/minio
 # MinIO's release tags are not semver; this pseudo-version pins the commit.
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+# Generates a Go client from the OpenAPI document in test/openapi-go-client.test.ts.
+OAPI_CODEGEN_PKG=github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
+OAPI_CODEGEN_VERSION=v2.8.2
 GO_BUILD_TIMEOUT=${GO_BUILD_TIMEOUT:-900} # seconds per attempt (cold parallel builds take ~10 min on 2 cores)
 mkdir -p "$BIN" "$BUILD_LOGS"
 
@@ -107,6 +111,8 @@ go_build temporal "$TEMPORAL_PKG" "$TEMPORAL_VERSION" &
 temporal_job=$!
 go_build minio "$MINIO_PKG" "$MINIO_VERSION" &
 minio_job=$!
+go_build oapi-codegen "$OAPI_CODEGEN_PKG" "$OAPI_CODEGEN_VERSION" &
+oapi_codegen_job=$!
 # make up and make test chose already; make setup alone asks for the dev profile.
 if [ -z "${OWN_POSTGRES:-}" ] || [ -z "${OWN_REDIS:-}" ]; then
   load_profile dev
@@ -120,5 +126,6 @@ if [ "${1:-}" = --tests ]; then install_chromium; fi
 failed=0
 wait "$temporal_job" || failed=1
 wait "$minio_job" || failed=1
+wait "$oapi_codegen_job" || failed=1
 [ "$failed" -eq 0 ] || die "setup incomplete (see the build logs above)"
 log "setup: ok"

@@ -12,6 +12,7 @@ import { createDatabasePool } from '../../lib/db/pool.ts';
 import { buildServices, type Services } from '../../lib/services.ts';
 import { connectTemporal, temporalLifecycles } from '../../lib/temporal.ts';
 import { type BootstrapResult, bootstrapWorkspace } from '../../lib/workspaces/bootstrap.ts';
+import { checkTrafficAgainstOpenApi } from './openapi-check.ts';
 import { freePort } from './ports.ts';
 
 // A real API server on a loopback port, wired to the test stack that
@@ -84,6 +85,9 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
     if (event.tags.includes('error'))
       console.error(`[api] ${request.method} ${request.path}`, event.error ?? event.data);
   });
+  // OPENAPI_CHECK=1: every exchange of this server is held against its own OpenAPI document, and
+  // close() fails on a disagreement (test/helpers/openapi-check.ts; test/openapi-validator.test.ts).
+  const openApiCheck = process.env.OPENAPI_CHECK === '1' ? checkTrafficAgainstOpenApi(server) : undefined;
   await server.start();
   const url = `http://127.0.0.1:${server.info.port}`;
 
@@ -154,6 +158,12 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
       await server.stop();
       await services.usage.close();
       await Promise.allSettled([db.end(), redis.quit(), temporal.connection.close()]);
+      if (openApiCheck && openApiCheck.violations.length > 0) {
+        const { violations, checked } = openApiCheck;
+        throw new Error(
+          `OPENAPI_CHECK: ${violations.length} of ${checked} exchanges disagree with /v1/openapi.json:\n${violations.join('\n')}`,
+        );
+      }
     },
   };
 }

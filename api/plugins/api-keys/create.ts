@@ -8,6 +8,7 @@ export const createRoute: ServerRoute = {
   method: 'POST',
   path: '/v1/api-keys',
   options: {
+    id: 'apiKeys.create',
     description: 'Create an API key',
     notes:
       'The full key value is returned once. Granting a sensitive scope (a full key always does) needs `mfa_code`, a TOTP code each of whose time steps is accepted once. `environment` defaults to the calling key\'s own: a live key creates live and test keys, a test key test keys, a sandbox key sandbox keys; any other gives 403 `forbidden` (`param: "environment"`).',

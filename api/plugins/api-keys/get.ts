@@ -8,6 +8,7 @@ export const getRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/api-keys/{id}',
   options: {
+    id: 'apiKeys.get',
     description: 'Fetch an API key',
     tags: ['api', 'api-keys'],
     plugins: { valise: { scope: 'api_keys:manage' } },

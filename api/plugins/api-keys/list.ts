@@ -9,6 +9,7 @@ export const listRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/api-keys',
   options: {
+    id: 'apiKeys.list',
     description: 'List API keys',
     notes: 'Newest first. Only keys of the calling environment; never the full values.',
     tags: ['api', 'api-keys'],

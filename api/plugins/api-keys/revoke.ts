@@ -11,6 +11,7 @@ export const revokeRoute: ServerRoute = {
   method: 'DELETE',
   path: '/v1/api-keys/{id}',
   options: {
+    id: 'apiKeys.revoke',
     description: 'Revoke an API key',
     notes: 'The key stops authenticating at once and `api_key.revoked` fires. Revoking twice is harmless.',
     tags: ['api', 'api-keys'],

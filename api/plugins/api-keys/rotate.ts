@@ -9,6 +9,7 @@ export const rotateRoute: ServerRoute = {
   method: 'POST',
   path: '/v1/api-keys/{id}/rotate',
   options: {
+    id: 'apiKeys.rotate',
     description: 'Rotate an API key',
     notes:
       'Issues a new value (returned once) and keeps the old value working for `grace_period_hours` (default 24, 0 to 168), then stops it. The key keeps its id, scopes and settings. A key with sensitive scopes needs `mfa_code`; a key holding a scope the calling key lacks cannot be rotated by it (403 `scope_missing`).',

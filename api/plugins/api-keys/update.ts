@@ -9,6 +9,7 @@ export const updateRoute: ServerRoute = {
   method: 'PATCH',
   path: '/v1/api-keys/{id}',
   options: {
+    id: 'apiKeys.update',
     description: 'Update an API key',
     notes:
       'The key value is not regenerated. Adding a sensitive scope needs `mfa_code`; so does loosening a key stronger than the calling key (one holding a scope it lacks): re-activating it, clearing or widening `allowed_ips`, raising or lifting `max_uses`, adding scopes. Tightening needs no code. `max_uses: null` lifts the cap.',

@@ -26,6 +26,7 @@ export const listAuditRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/audit',
   options: {
+    id: 'audit.list',
     description: 'Query the audit log',
     notes: 'Newest first. `since` is inclusive, `until` exclusive. Only the calling environment.',
     tags: ['api', 'audit'],

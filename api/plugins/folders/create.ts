@@ -9,6 +9,7 @@ export const createRoute: ServerRoute = {
   method: 'POST',
   path: '/v1/folders',
   options: {
+    id: 'folders.create',
     description: 'Create a folder for transfers',
     tags: ['api', 'folders'],
     plugins: { valise: { scope: 'folders:manage', audit: { action: 'folder.create', resourceType: 'folder' } } },

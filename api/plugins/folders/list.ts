@@ -9,6 +9,7 @@ export const listRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/folders',
   options: {
+    id: 'folders.list',
     description: 'List folders',
     tags: ['api', 'folders'],
     plugins: { valise: { scope: 'transfers:read' } },

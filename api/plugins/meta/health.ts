@@ -5,6 +5,10 @@ export const healthRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/health',
   options: {
+    id: 'meta.health',
+    plugins: {
+      valise: { openapi: { statuses: { 503: 'A component the service needs is down; the body is the same report.' } } },
+    },
     auth: false,
     description: 'Health of each component',
     notes:

@@ -8,6 +8,7 @@ export const meRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/me',
   options: {
+    id: 'meta.me',
     description: 'Who is calling',
     notes: 'Resolves the calling key into its workspace, user, environment and effective scopes.',
     tags: ['api', 'meta'],

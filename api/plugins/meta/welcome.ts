@@ -6,6 +6,7 @@ export const welcomeRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/welcome',
   options: {
+    id: 'meta.welcome',
     auth: false,
     description: 'Welcome and API metadata',
     tags: ['api', 'meta'],

@@ -8,6 +8,7 @@ export const createRoute: ServerRoute = {
   method: 'POST',
   path: '/v1/rules',
   options: {
+    id: 'rules.create',
     description: 'Create an automation rule',
     notes:
       'Runs `action_type` with `action_config` when `trigger_event` occurs and `trigger_conditions` match. ' +

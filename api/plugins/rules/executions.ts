@@ -9,6 +9,7 @@ export const executionsRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/rules/{id}/executions',
   options: {
+    id: 'rules.executions',
     description: "List a rule's executions",
     notes: 'Newest first: one per event that matched the rule, with its outcome.',
     tags: ['api', 'rules'],

@@ -8,6 +8,7 @@ export const getRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/rules/{id}',
   options: {
+    id: 'rules.get',
     description: 'Fetch an automation rule',
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:read' } },

@@ -9,6 +9,7 @@ export const listRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/rules',
   options: {
+    id: 'rules.list',
     description: 'List automation rules',
     notes: 'Newest first. Filters: `trigger_event`, `is_enabled`.',
     tags: ['api', 'rules'],

@@ -8,6 +8,7 @@ export const removeRoute: ServerRoute = {
   method: 'DELETE',
   path: '/v1/rules/{id}',
   options: {
+    id: 'rules.delete',
     description: 'Delete an automation rule',
     notes:
       'Permanent; its execution history goes with it. A second DELETE is 404. Deleting a rule whose action calls ' +

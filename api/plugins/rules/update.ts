@@ -9,6 +9,7 @@ export const updateRoute: ServerRoute = {
   method: 'PATCH',
   path: '/v1/rules/{id}',
   options: {
+    id: 'rules.update',
     description: 'Update an automation rule',
     notes:
       'Any field; `is_enabled: false` disables the rule without deleting it. `action_config`, when sent, replaces ' +

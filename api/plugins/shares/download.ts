@@ -23,6 +23,8 @@ export const downloadRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/downloads/{token}',
   options: {
+    id: 'shares.openDownload',
+    plugins: { valise: { openapi: { errors: [403, 410, 416], binary: [200, 206] } } },
     auth: false,
     description: 'Download one file',
     notes:

@@ -10,6 +10,8 @@ export const linksRoute: ServerRoute = {
   method: 'POST',
   path: '/v1/shares/{code}/download-links',
   options: {
+    id: 'shares.downloadLinks',
+    plugins: { valise: { openapi: { errors: [403, 410] } } },
     auth: false,
     description: 'Unlock a shared transfer and get download links',
     notes:

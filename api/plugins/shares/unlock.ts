@@ -8,6 +8,8 @@ export const unlockRoute: ServerRoute = {
   method: 'POST',
   path: '/v1/shares/{code}/unlock',
   options: {
+    id: 'shares.unlock',
+    plugins: { valise: { openapi: { errors: [403, 410] } } },
     auth: false,
     description: 'Unlock a password-protected share and see its files',
     notes:

@@ -6,6 +6,8 @@ export const viewRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/shares/{code}',
   options: {
+    id: 'shares.get',
+    plugins: { valise: { openapi: { errors: [403, 410] } } },
     auth: false,
     description: 'A shared transfer as its recipient sees it',
     notes:

@@ -10,6 +10,7 @@ export const createRoute: ServerRoute = {
   method: 'POST',
   path: '/v1/transfers',
   options: {
+    id: 'transfers.create',
     description: 'Create a transfer',
     notes:
       'Returns the transfer, its share_url and one upload URL per file. Upload each file with one PUT (resumable, see docs/transfers.md). Sandbox limits: 10 MiB per file, 10 files, 25 transfers per 24 h, 5 downloads. A `password` needs at least 10 characters, at least 5 of them different (400 `validation_error`, `param: password`).',

@@ -9,6 +9,7 @@ export const putFolderRoute: ServerRoute = {
   method: 'PUT',
   path: '/v1/transfers/{id}/folder',
   options: {
+    id: 'transfers.setFolder',
     description: 'File a transfer into a folder',
     tags: ['api', 'transfers', 'folders'],
     plugins: { valise: { scope: 'folders:manage', audit: { action: 'transfer.file', resourceType: 'transfer' } } },
@@ -28,6 +29,7 @@ export const deleteFolderRoute: ServerRoute = {
   method: 'DELETE',
   path: '/v1/transfers/{id}/folder',
   options: {
+    id: 'transfers.removeFolder',
     description: 'Take a transfer out of its folder',
     notes: 'Idempotent: `folder_id` is null afterwards, whatever it was. The transfer and the folder are kept.',
     tags: ['api', 'transfers', 'folders'],

@@ -8,6 +8,7 @@ export const getRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/transfers/{id}',
   options: {
+    id: 'transfers.get',
     description: 'Fetch a transfer with its files',
     tags: ['api', 'transfers'],
     plugins: { valise: { scope: 'transfers:read' } },

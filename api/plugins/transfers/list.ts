@@ -9,6 +9,7 @@ export const listRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/transfers',
   options: {
+    id: 'transfers.list',
     description: 'List transfers',
     notes:
       'Newest first. `search` matches the title, short code or recipient; `tag` keeps transfers carrying that tag. ' +

@@ -8,6 +8,7 @@ export const revokeRoute: ServerRoute = {
   method: 'DELETE',
   path: '/v1/transfers/{id}',
   options: {
+    id: 'transfers.revoke',
     description: 'Revoke a transfer and delete its files',
     notes:
       'The transfer becomes `deleted` and its keys are destroyed at once; the stored objects are deleted by its workflow.',

@@ -9,6 +9,8 @@ export const putRoute: ServerRoute = {
   method: 'PUT',
   path: '/v1/uploads/{token}',
   options: {
+    id: 'uploads.put',
+    plugins: { valise: { openapi: { errors: [408, 409, 410] } } },
     auth: false,
     description: 'Upload one file',
     notes:

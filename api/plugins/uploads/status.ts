@@ -8,6 +8,8 @@ export const statusRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/uploads/{token}',
   options: {
+    id: 'uploads.status',
+    plugins: { valise: { openapi: { errors: [410] } } },
     auth: false,
     description: 'How much of a file is stored',
     notes: 'HEAD works too. `Upload-Offset` is the byte to resume from with `PUT` and `Content-Range`.',

@@ -8,6 +8,7 @@ export const createRoute: ServerRoute = {
   method: 'POST',
   path: '/v1/webhooks',
   options: {
+    id: 'webhooks.create',
     description: 'Create a webhook',
     notes:
       'HTTPS `url`; `events` default `["transfer.downloaded"]`. The signing secret (`secret`, `whsec_…`) is returned once. At most 25 per environment.',

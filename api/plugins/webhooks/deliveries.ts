@@ -9,6 +9,7 @@ export const deliveriesRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/webhooks/{id}/deliveries',
   options: {
+    id: 'webhooks.deliveries',
     description: "List a webhook's delivery attempts",
     notes:
       'Every attempt, newest first: scheduled ones, manual redeliveries and tests. Filter by `event_id` or `delivery_id`.',

@@ -34,6 +34,7 @@ export const eventCatalogRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/webhooks/events',
   options: {
+    id: 'webhooks.eventTypes',
     auth: false,
     description: 'Catalog of webhook event types',
     notes:

@@ -9,6 +9,7 @@ export const listRoute: ServerRoute = {
   method: 'GET',
   path: '/v1/webhooks',
   options: {
+    id: 'webhooks.list',
     description: 'List webhooks',
     tags: ['api', 'webhooks'],
     plugins: { valise: { scope: 'webhooks:read' } },

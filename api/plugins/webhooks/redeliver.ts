@@ -9,6 +9,7 @@ export const redeliverRoute: ServerRoute = {
   method: 'POST',
   path: '/v1/webhooks/{id}/deliveries/{deliveryId}/retry',
   options: {
+    id: 'webhooks.retryDelivery',
     description: 'Redeliver an event',
     notes:
       "Sends the delivery's event again now, with the same `webhook-id` and fresh signatures, and returns the " +

@@ -8,6 +8,7 @@ export const removeRoute: ServerRoute = {
   method: 'DELETE',
   path: '/v1/webhooks',
   options: {
+    id: 'webhooks.delete',
     description: 'Delete a webhook',
     notes: 'The webhook `id` goes in the body.',
     tags: ['api', 'webhooks'],

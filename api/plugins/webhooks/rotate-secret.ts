@@ -8,6 +8,7 @@ export const rotateSecretRoute: ServerRoute = {
   method: 'POST',
   path: '/v1/webhooks/{id}/rotate-secret',
   options: {
+    id: 'webhooks.rotateSecret',
     description: "Rotate a webhook's signing secret",
     notes: 'Returns the new secret once. For 24 hours deliveries carry signatures with both secrets.',
     tags: ['api', 'webhooks'],

@@ -8,6 +8,7 @@ export const testRoute: ServerRoute = {
   method: 'POST',
   path: '/v1/webhooks/{id}/test',
   options: {
+    id: 'webhooks.test',
     description: 'Send a test delivery',
     notes:
       'Sends a signed `ping` event to this webhook now (even if it is disabled or not subscribed to `ping`) and ' +

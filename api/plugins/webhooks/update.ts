@@ -9,6 +9,7 @@ export const updateRoute: ServerRoute = {
   method: 'PATCH',
   path: '/v1/webhooks',
   options: {
+    id: 'webhooks.update',
     description: 'Update a webhook',
     notes: 'The webhook `id` goes in the body. `is_active: true` re-enables a webhook disabled after failures.',
     tags: ['api', 'webhooks'],

@@ -6,7 +6,7 @@
 export const OPENAPI_VERSION = '1.0.0';
 
 export type ErrorSchema = {
-  error?: {
+  error: {
     code: string;
     message: string;
     param?: string | null;
@@ -492,7 +492,7 @@ export interface Paths {
           | 'signature.completed'
           | 'identity.verified';
         /** An object with any of `encryption_mode`, `min_files`, `status`, `recipient_email`, `country_code`; anything other than an object (or no value) means no conditions (null). */
-        trigger_conditions?: Array<unknown> | boolean | number | { [key: string]: unknown } | string | null;
+        trigger_conditions?: unknown;
         action_type:
           | 'webhook'
           | 'trigger_webhook'
@@ -595,7 +595,7 @@ export interface Paths {
           | 'signature.completed'
           | 'identity.verified';
         /** An object with any of `encryption_mode`, `min_files`, `status`, `recipient_email`, `country_code`; anything other than an object (or no value) means no conditions (null). */
-        trigger_conditions?: Array<unknown> | boolean | number | { [key: string]: unknown } | string | null;
+        trigger_conditions?: unknown;
         action_type?:
           | 'webhook'
           | 'trigger_webhook'

@@ -1,0 +1,140 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+import { ROUTES } from '../sdk/src/routes.ts';
+import { startApi, type TestApi } from './helpers/api.ts';
+
+// The published document is one that tools trust: `redocly lint` with the recommended ruleset
+// (redocly.yaml) finds nothing in it, every operation has the operationId of its SDK method,
+// and no field is published with a pattern that refuses what the API accepts.
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+type Operation = {
+  operationId?: string;
+  security?: unknown[];
+  description?: string;
+  responses: Record<string, { $ref?: string }>;
+  'x-required-scope'?: string;
+};
+type Document = { paths: Record<string, Record<string, Operation>> };
+
+let api: TestApi;
+let document: Document;
+let text: string;
+test.before(async () => {
+  api = await startApi();
+  const response = await api.call('GET', '/v1/openapi.json');
+  if (response.status !== 200) throw new Error(`GET /v1/openapi.json answered ${response.status}`);
+  document = response.body;
+  text = response.text;
+});
+test.after.always(() => api.close());
+
+const operations = () =>
+  Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, operation })),
+  );
+
+function run(command: string, args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+test('redocly lint (recommended ruleset) finds no error and no warning in the live document', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'valise-openapi-'));
+  try {
+    const file = join(dir, 'openapi.json');
+    await writeFile(file, text);
+    const result = await run(
+      join(ROOT, 'node_modules/.bin/redocly'),
+      ['lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format=json'],
+      // Offline: no telemetry, no update check.
+      { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+    );
+    const start = result.stdout.indexOf('{');
+    t.true(start >= 0, `redocly printed no report (exit ${result.code}): ${result.stderr.slice(0, 2000)}`);
+    const report = JSON.parse(result.stdout.slice(start)) as {
+      totals: { errors: number; warnings: number };
+      problems: Array<{ ruleId: string; severity: string; message: string; location: Array<{ pointer: string }> }>;
+    };
+    const problems = report.problems.map(
+      (p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ''}: ${p.message}`,
+    );
+    t.deepEqual(
+      { errors: report.totals.errors, warnings: report.totals.warnings },
+      { errors: 0, warnings: 0 },
+      problems.join('\n'),
+    );
+    t.is(result.code, 0);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('every SDK route-table entry is the operation whose operationId is its name', (t) => {
+  const byKey = new Map(operations().map(({ key, operation }) => [key, operation.operationId]));
+  for (const [name, operation] of Object.entries(ROUTES)) {
+    t.is(byKey.get(operation), name, `${operation} must have operationId '${name}' (options.id of its route)`);
+  }
+});
+
+test('every operation has a unique operationId that code generators accept', (t) => {
+  const ids = operations().map(({ key, operation }) => {
+    t.regex(operation.operationId ?? '', /^[a-z][A-Za-z]*\.[a-z][A-Za-z]*$/, `${key}: operationId`);
+    return operation.operationId;
+  });
+  t.is(new Set(ids).size, ids.length, 'operationIds must be unique');
+});
+
+test('every operation lists its error responses with the envelope, and says who may call it', (t) => {
+  for (const { key, operation } of operations()) {
+    // 4xx and 500 are the envelope; a 503 of its own (GET /v1/health's report) is not an error envelope.
+    const errors = Object.entries(operation.responses).filter(([status]) => /^(4\d\d|500)$/.test(status));
+    t.true(errors.length > 0, `${key}: no error response`);
+    t.true(
+      errors.every(([, response]) => response.$ref?.startsWith('#/components/responses/')),
+      `${key}: error responses must be the shared envelope responses`,
+    );
+    t.truthy(operation.responses['500'], `${key}: 500`);
+    if (operation.security?.length === 0) {
+      t.regex(operation.description ?? '', /Public: no API key\./, `${key}: public, and says so`);
+      t.falsy(operation.responses['401'], `${key}: public, yet documents 401`);
+    } else {
+      t.deepEqual(operation.security, [{ bearer: [] }], `${key}: security`);
+      t.truthy(operation.responses['401'], `${key}: 401`);
+      t.truthy(operation.responses['403'], `${key}: 403`);
+      const scope = operation['x-required-scope'];
+      if (scope) t.true(operation.description?.includes(`\`${scope}\``), `${key}: the description names ${scope}`);
+    }
+  }
+});
+
+test('fields that refuse NUL are published with a pattern that accepts every other string', (t) => {
+  // joi's inverted pattern used to come out as `"pattern": "\u0000"`: every valid value invalid.
+  t.false(text.includes('"pattern":"\\\\u0000"'), 'a NUL-refusing field is published as requiring a NUL');
+  const create = document.paths['/v1/transfers']?.post as any;
+  const title = create?.requestBody?.content?.['application/json']?.schema?.properties?.transfer_title;
+  t.is(typeof title?.pattern, 'string', 'transfer_title has a pattern');
+  const pattern = new RegExp(title?.pattern ?? '');
+  t.true(pattern.test('Quarterly report ✓'));
+  t.false(pattern.test('bad\u0000title'));
+});
