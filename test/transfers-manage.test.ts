@@ -342,3 +342,22 @@ test('extending expiry moves both the row and the workflow timer', async (t) => 
     `expired at ${event?.created_at.toISOString()}, the extended deadline is ${expiresAt.toISOString()}`,
   );
 });
+
+test('a list page presents each transfer with its own files, in their order', async (t) => {
+  const own = await api.workspace('Listing files');
+  const one = await createTransfer(api, own.keys.live, {
+    files: [
+      { name: 'one-a.txt', size: 1 },
+      { name: 'one-b.txt', size: 2 },
+    ],
+  });
+  const two = await createTransfer(api, own.keys.live, { files: [{ name: 'two.txt', size: 3 }] });
+  await createTransfer(api, own.keys.live, { files: [{ name: 'three.txt', size: 4 }] });
+  const listed = await api.call('GET', '/v1/transfers?limit=100', { key: own.keys.live });
+  t.is(listed.status, 200);
+  const namesOf = (id: string) =>
+    listed.body.data.find((tr: any) => tr.id === id)?.files.map((f: any) => `${f.name}:${f.size}`);
+  t.deepEqual(namesOf(one.transfer.id), ['one-a.txt:1', 'one-b.txt:2']);
+  t.deepEqual(namesOf(two.transfer.id), ['two.txt:3']);
+  t.is(listed.body.data.length, 3);
+});

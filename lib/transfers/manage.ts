@@ -22,9 +22,9 @@ export async function listTransfers(services: Services, caller: Caller, query: P
   const queries = createTransferQueries(services.db);
   const rows = await queries.list(tenantOf(caller), filters, window);
   const page = services.paginator.close('transfers', filters, query, rows, (row) => row);
-  const data = await Promise.all(
-    page.data.map(async (row) => presentTransfer(services.config, row, await queries.files(row.id))),
-  );
+  // One query for the files of the whole page, not one per transfer.
+  const files = Map.groupBy(await queries.filesOf(page.data.map((row) => row.id)), (file) => file.transfer_id);
+  const data = page.data.map((row) => presentTransfer(services.config, row, files.get(row.id) ?? []));
   return { ...page, data };
 }
 
