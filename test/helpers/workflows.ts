@@ -48,3 +48,11 @@ export async function withWorker(
     await nativeConnection.close();
   }
 }
+
+/** Polls a stub's recorded calls until `done` holds (30 s at most: the machine may be busy). */
+export async function untilCalled(calls: string[], done: (calls: string[]) => boolean, what: string) {
+  for (const deadline = Date.now() + 30_000; !done(calls); ) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen; calls: ${calls.join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -4,7 +4,7 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import test from 'ava';
 import type { createTransferActivities } from '../../activities/transfers.ts';
 import { approvalDecidedSignal, revokedSignal } from '../../workflows/transferLifecycle.ts';
-import { bundleWorkflows, withWorker as withBundledWorker } from '../helpers/workflows.ts';
+import { bundleWorkflows, untilCalled, withWorker as withBundledWorker } from '../helpers/workflows.ts';
 
 // transferLifecycle against the real Temporal dev server, with stub activities
 // on a task queue of their own: the approval circuit as the workflow runs it,
@@ -82,14 +82,6 @@ function stubTransfer(options: { recheckMs?: number } = {}) {
 const withWorker = (activities: Activities, run: (client: Client, taskQueue: string) => Promise<void>) =>
   withBundledWorker(bundle, activities, run);
 
-/** Polls the stub's calls until `done` holds (30 s at most: the machine may be busy). */
-async function until(calls: string[], done: (calls: string[]) => boolean, what: string) {
-  for (const deadline = Date.now() + 30_000; !done(calls); ) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen; calls: ${calls.join(', ')}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 const after = (calls: string[], first: string, then: string) =>
   calls.includes(first) && calls.indexOf(then, calls.indexOf(first)) > calls.indexOf(first);
 
@@ -108,7 +100,7 @@ test('approved while scanning, signal before the wait: owner told once, no reque
     stub.state.approval = 'approved';
     await handle.signal(approvalDecidedSignal, 'approved');
     stub.releaseScan();
-    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
+    await untilCalled(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
     await handle.signal(revokedSignal);
     t.is(await handle.result(), 'revoked');
   });
@@ -128,7 +120,7 @@ test('approved while scanning, signal never delivered: activation reads the deci
     await stub.scanning;
     stub.state.approval = 'approved';
     stub.releaseScan();
-    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
+    await untilCalled(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
     await handle.signal(revokedSignal);
     t.is(await handle.result(), 'revoked');
   });
@@ -149,7 +141,7 @@ test('rejected while scanning: the owner is told, approval is not requested, the
     await handle.signal(approvalDecidedSignal, 'rejected');
     stub.releaseScan();
     // The workflow has looked at the decision after activation: it would have mailed the recipient then.
-    await until(
+    await untilCalled(
       stub.state.calls,
       (calls) => after(calls, 'settleScan', 'approvalState:rejected'),
       'the look at activation',
@@ -170,9 +162,9 @@ test('pending at activation, decided later without a signal: the recheck finds i
     const handle = await start(client, taskQueue);
     stub.releaseScan();
     // Approval is requested once the transfer is active and still undecided.
-    await until(stub.state.calls, (calls) => calls.includes('requestApproval'), 'the approval request');
+    await untilCalled(stub.state.calls, (calls) => calls.includes('requestApproval'), 'the approval request');
     stub.state.approval = 'approved';
-    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
+    await untilCalled(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
     await handle.signal(revokedSignal);
     t.is(await handle.result(), 'revoked');
   });

@@ -11,7 +11,7 @@ import {
   revokedSignal,
   transferLifecycle,
 } from '../../workflows/transferLifecycle.ts';
-import { bundleWorkflows, withWorker as withBundledWorker } from '../helpers/workflows.ts';
+import { bundleWorkflows, untilCalled, withWorker as withBundledWorker } from '../helpers/workflows.ts';
 
 // transferLifecycle against the real Temporal dev server, with stub activities
 // on a task queue of their own: each deadline (upload, expiry) and each order
@@ -119,14 +119,6 @@ const start = (client: Client, taskQueue: string): Promise<Lifecycle> => {
   });
 };
 
-/** Polls the stub's calls until `done` holds (30 s at most: the machine may be busy). */
-async function until(calls: string[], done: (calls: string[]) => boolean, what: string) {
-  for (const deadline = Date.now() + 30_000; !done(calls); ) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen; calls: ${calls.join(', ')}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 const mails = (calls: string[]) => calls.filter((c) => c.startsWith('notify') || c === 'requestApproval');
 
 /** Signalling a workflow that has completed is refused: nothing is left to change. */
@@ -145,7 +137,7 @@ test('uploads signalled in any order: the scan starts once the last file is in, 
     // A repeated signal (an upload retried by its client) changes nothing.
     await handle.signal(fileUploadedSignal, 'file-3');
     await handle.signal(fileUploadedSignal, 'file-1');
-    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'activation');
+    await untilCalled(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'activation');
     await handle.signal(revokedSignal);
     t.is(await handle.result(), 'revoked');
   });
@@ -204,7 +196,7 @@ test('revoked after activation: the expiry wait ends at once and the transfer is
   const stub = stubTransfer();
   await withWorker(stub.activities, async (client, taskQueue) => {
     const handle = await start(client, taskQueue);
-    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'activation');
+    await untilCalled(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'activation');
     await handle.signal(revokedSignal);
     t.is(await handle.result(), 'revoked');
   });
@@ -246,7 +238,7 @@ test('an extension before the original expiry moves the end to the new expiry', 
   let extendedTo = Number.NaN;
   await withWorker(stub.activities, async (client, taskQueue) => {
     const handle = await start(client, taskQueue);
-    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'activation');
+    await untilCalled(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'activation');
     t.true(Date.now() < stub.deadlines.expiresAt, 'the extension comes before the original expiry');
     extendedTo = stub.deadlines.expiresAt + 2_000;
     await handle.signal(expiryExtendedSignal, new Date(extendedTo).toISOString());
@@ -259,7 +251,7 @@ test('an extension to an earlier time than the current expiry does not shorten t
   const stub = stubTransfer({ expiresInMs: 2_500 });
   await withWorker(stub.activities, async (client, taskQueue) => {
     const handle = await start(client, taskQueue);
-    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'activation');
+    await untilCalled(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'activation');
     await handle.signal(expiryExtendedSignal, new Date(Date.now()).toISOString());
     t.is(await handle.result(), 'expired');
   });
@@ -316,7 +308,7 @@ test('approval not required: the recipient is mailed on activation, no approval 
   const stub = stubTransfer({ approvalRequired: false });
   await withWorker(stub.activities, async (client, taskQueue) => {
     const handle = await start(client, taskQueue);
-    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
+    await untilCalled(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
     await handle.signal(revokedSignal);
     t.is(await handle.result(), 'revoked');
   });
@@ -328,9 +320,9 @@ test('approved before the workflow first looks: owner told once, no request, rec
   const stub = stubTransfer({ approvalRequired: true, approval: 'approved', uploaded: [] });
   await withWorker(stub.activities, async (client, taskQueue) => {
     const handle = await start(client, taskQueue);
-    await until(stub.state.calls, (calls) => calls.includes('notifyApprovalDecision:approved'), 'the owner mail');
+    await untilCalled(stub.state.calls, (calls) => calls.includes('notifyApprovalDecision:approved'), 'the owner mail');
     await handle.signal(fileUploadedSignal, 'file-1');
-    await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
+    await untilCalled(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
     await handle.signal(revokedSignal);
     t.is(await handle.result(), 'revoked');
   });
@@ -346,18 +338,22 @@ for (const decision of ['approved', 'rejected'] as const) {
       const handle = await start(client, taskQueue);
       stub.state.approval = decision;
       await handle.signal(approvalDecidedSignal, decision);
-      await until(stub.state.calls, (calls) => calls.includes(`notifyApprovalDecision:${decision}`), 'the owner mail');
+      await untilCalled(
+        stub.state.calls,
+        (calls) => calls.includes(`notifyApprovalDecision:${decision}`),
+        'the owner mail',
+      );
       t.false(stub.state.calls.includes('beginScan'), 'told before any upload');
       await handle.signal(fileUploadedSignal, 'file-1');
       // Activation is followed by a look at the decision: the recipient would be mailed then.
-      await until(
+      await untilCalled(
         stub.state.calls,
         (calls) =>
           calls.includes('settleScan') && calls.indexOf(`approvalState:${decision}`, calls.indexOf('settleScan')) > 0,
         'the look at activation',
       );
       if (decision === 'approved') {
-        await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
+        await untilCalled(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
       }
       await handle.signal(revokedSignal);
       t.is(await handle.result(), 'revoked');
@@ -374,12 +370,16 @@ for (const decision of ['approved', 'rejected'] as const) {
     const stub = stubTransfer({ approvalRequired: true });
     await withWorker(stub.activities, async (client, taskQueue) => {
       const handle = await start(client, taskQueue);
-      await until(stub.state.calls, (calls) => calls.includes('requestApproval'), 'the approval request');
+      await untilCalled(stub.state.calls, (calls) => calls.includes('requestApproval'), 'the approval request');
       stub.state.approval = decision;
       await handle.signal(approvalDecidedSignal, decision);
-      await until(stub.state.calls, (calls) => calls.includes(`notifyApprovalDecision:${decision}`), 'the owner mail');
+      await untilCalled(
+        stub.state.calls,
+        (calls) => calls.includes(`notifyApprovalDecision:${decision}`),
+        'the owner mail',
+      );
       if (decision === 'approved') {
-        await until(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
+        await untilCalled(stub.state.calls, (calls) => calls.includes('notifyRecipient'), 'the recipient mail');
       }
       await handle.signal(revokedSignal);
       t.is(await handle.result(), 'revoked');
