@@ -63,11 +63,22 @@ test('a tampered body, a wrong secret or a missing header is refused, like stand
 
 test('the 5-minute tolerance holds both ways, on both sides: 300 s passes, 301 s fails', async (t) => {
   const now = nowSeconds();
+  // standardwebhooks reads the clock itself: its checks run on a timestamp taken in the same
+  // second as its own reading, taken again if the second turned in between.
+  const referenceVerify = (offset: number) => {
+    for (;;) {
+      const second = nowSeconds();
+      const ts = second + offset;
+      const signature = new Webhook(secret).sign(id, new Date(ts * 1000), body);
+      const verify = () => new Webhook(secret).verify(body, headersAt(ts, signature));
+      if (nowSeconds() === second) return verify;
+    }
+  };
   for (const offset of [-300, 300]) {
     const ts = now + offset;
     const signature = new Webhook(secret).sign(id, new Date(ts * 1000), body);
     await t.notThrowsAsync(Valise.webhooks.verify(body, headersAt(ts, signature), secret, { now: now * 1000 }));
-    t.notThrows(() => new Webhook(secret).verify(body, headersAt(ts, signature)));
+    t.notThrows(referenceVerify(offset));
   }
   for (const offset of [-301, 301]) {
     const ts = now + offset;
@@ -75,6 +86,6 @@ test('the 5-minute tolerance holds both ways, on both sides: 300 s passes, 301 s
     await t.throwsAsync(Valise.webhooks.verify(body, headersAt(ts, signature), secret, { now: now * 1000 }), {
       message: /timestamp too (old|new)/,
     });
-    t.throws(() => new Webhook(secret).verify(body, headersAt(ts, signature)), { message: /timestamp too (old|new)/ });
+    t.throws(referenceVerify(offset), { message: /timestamp too (old|new)/ });
   }
 });
