@@ -1,9 +1,8 @@
 import { BlockList, isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { Request } from '@hapi/hapi';
 import type { Config } from '../lib/config.ts';
 import { normaliseIp } from '../lib/net/ip-allow-list.ts';
-import { headerOf } from './types.ts';
+import { type AnyRequest, headerOf } from './types.ts';
 
 // The caller's address. X-Forwarded-For is a list each proxy appends to: only
 // the entries written by proxies we trust mean anything, and the leftmost
@@ -19,10 +18,10 @@ import { headerOf } from './types.ts';
 /** At most this many X-Forwarded-For entries are read, from the right. */
 const MAX_CHAIN = 32;
 
-const resolved = new WeakMap<Request, string>();
+const resolved = new WeakMap<AnyRequest, string>();
 const proxyLists = new WeakMap<Config, BlockList>();
 
-export function clientIp(request: Request, config: Config): string {
+export function clientIp(request: AnyRequest, config: Config): string {
   const cached = resolved.get(request);
   if (cached !== undefined) return cached;
   const ip = walkChain(request, config);
@@ -35,14 +34,14 @@ export function clientIp(request: Request, config: Config): string {
  * trusted proxy (the socket peer) says so in the X-Forwarded-Proto value it
  * appended (the rightmost one).
  */
-export function servedOverTls(request: Request, config: Config): boolean {
+export function servedOverTls(request: AnyRequest, config: Config): boolean {
   if ((request.raw.req.socket as Partial<TLSSocket>).encrypted === true) return true;
   if (!trustedHop(config, normaliseIp(request.info.remoteAddress), 0)) return false;
   const proto = headerOf(request, 'x-forwarded-proto')?.split(',').at(-1)?.trim().toLowerCase();
   return proto === 'https';
 }
 
-function walkChain(request: Request, config: Config): string {
+function walkChain(request: AnyRequest, config: Config): string {
   const peer = normaliseIp(request.info.remoteAddress);
   const { hops, addresses } = config.api.proxies;
   if (hops === 0 && addresses.length === 0) return peer;

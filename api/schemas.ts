@@ -13,7 +13,7 @@ export const text = Joi.string()
   .messages({ 'string.pattern.invert.name': '{{#label}} must not contain NUL characters' });
 
 export const id = Joi.string().guid({ version: ['uuidv4', 'uuidv7', 'uuidv8'], separator: '-' });
-export const idParams = Joi.object({ id: id.required() });
+export const idParams = Joi.object<{ id: string }>({ id: id.required() });
 // Bounded to what PostgreSQL's timestamptz can hold (and what makes sense).
 export const timestamp = Joi.date().iso().min('1970-01-01T00:00:00Z').max('9999-12-31T23:59:59Z');
 export const scope = Joi.string().valid(...SCOPES);

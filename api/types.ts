@@ -56,24 +56,25 @@ declare module '@hapi/hapi' {
   }
 }
 
-export function callerOf(request: Request): Caller {
+/**
+ * A request whatever its route's inputs (a route's handler sees them typed, see api/route.ts):
+ * what helpers that read no route input take.
+ */
+export type AnyRequest = Omit<Request, 'params' | 'query' | 'payload'>;
+
+export function callerOf(request: AnyRequest): Caller {
   const caller = request.auth.credentials?.app?.caller;
   if (!caller) throw new Error(`Route ${request.route.path} reads a caller but has no authentication`);
   return caller;
 }
 
-export function routeSettings(request: Request): RouteSettings {
+export function routeSettings(request: AnyRequest): RouteSettings {
   return request.route.settings.plugins?.valise ?? {};
 }
 
 /** A request header as a string, or undefined when absent (the first one when repeated). */
-export function headerOf(request: Request, name: string): string | undefined {
+export function headerOf(request: AnyRequest, name: string): string | undefined {
   const value: unknown = request.headers[name.toLowerCase()];
   if (Array.isArray(value)) return typeof value[0] === 'string' ? value[0] : undefined;
   return typeof value === 'string' ? value : undefined;
-}
-
-/** The validated `{id}` path parameter. */
-export function idParam(request: Request): string {
-  return (request.params as { id: string }).id;
 }

@@ -176,12 +176,9 @@ export async function revokeApiKey(services: Services, caller: Caller, id: strin
   return { ...presentApiKey(row), revoked: true as const };
 }
 
-export async function rotateApiKey(
-  services: Services,
-  caller: Caller,
-  id: string,
-  input: { grace_period_hours?: number | undefined; mfa_code?: string | undefined },
-) {
+export type RotateApiKeyInput = { grace_period_hours?: number | undefined; mfa_code?: string | undefined };
+
+export async function rotateApiKey(services: Services, caller: Caller, id: string, input: RotateApiKeyInput) {
   const graceHours = input.grace_period_hours ?? services.config.apiKeys.rotationGraceHours;
   const need = await checkBeforeTransaction(services, caller, id, input.mfa_code, (key) => rotateNeed(caller, key));
   const result = await services.db.transaction(async (tx) => {

@@ -23,10 +23,16 @@ import { checkPassword, type Requester, unlockedBy } from './share-passwords.ts'
  * one grant: each of its links serves its file until the last byte has been
  * sent once (openDownload).
  */
+export type DownloadLinksInput = {
+  password?: string | undefined;
+  file_id?: string | undefined;
+  unlock?: string | undefined;
+};
+
 export async function issueDownloadLinks(
   services: Services,
   shortCode: string,
-  input: { password?: string | undefined; file_id?: string | undefined; unlock?: string | undefined },
+  input: DownloadLinksInput,
   requester: Requester,
 ) {
   const { transfer, files } = await findShared(services, shortCode);

@@ -16,7 +16,10 @@ export async function getTransfer(services: Services, caller: Caller, id: string
   return presentTransfer(services.config, transfer, await queries.files(id));
 }
 
-export async function listTransfers(services: Services, caller: Caller, query: PageQuery & TransferFilters) {
+/** `GET /v1/transfers`' query: a page and its filters. */
+export type TransferListQuery = PageQuery & TransferFilters;
+
+export async function listTransfers(services: Services, caller: Caller, query: TransferListQuery) {
   const filters = { status: query.status, search: query.search, tag: query.tag, archived: query.archived };
   const window = services.paginator.open('transfers', filters, query);
   const queries = createTransferQueries(services.db);
@@ -54,12 +57,9 @@ export async function revokeTransfer(services: Services, caller: Caller, id: str
   return presentTransfer(services.config, transfer, files);
 }
 
-export async function decideApproval(
-  services: Services,
-  caller: Caller,
-  id: string,
-  input: { decision: 'approved' | 'rejected'; note?: string | undefined },
-) {
+export type ApprovalInput = { decision: 'approved' | 'rejected'; note?: string | undefined };
+
+export async function decideApproval(services: Services, caller: Caller, id: string, input: ApprovalInput) {
   const row = await services.db.transaction(async (tx) => {
     const queries = createTransferQueries(tx);
     const current = await queries.findForUpdate(tenantOf(caller), id);

@@ -47,12 +47,9 @@ async function mustFindWebhook(services: Services, caller: Caller, id: string) {
   return hook;
 }
 
-export async function listAttempts(
-  services: Services,
-  caller: Caller,
-  webhookId: string,
-  query: PageQuery & { event_id?: string | undefined; delivery_id?: string | undefined },
-) {
+export type AttemptQuery = PageQuery & { event_id?: string | undefined; delivery_id?: string | undefined };
+
+export async function listAttempts(services: Services, caller: Caller, webhookId: string, query: AttemptQuery) {
   await mustFindWebhook(services, caller, webhookId);
   const filters = { webhook: webhookId, event_id: query.event_id, delivery_id: query.delivery_id };
   const window = services.paginator.open('webhook_deliveries', filters, query);

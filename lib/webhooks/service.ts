@@ -48,11 +48,14 @@ function checkEvents(events: string[]): string[] {
   return [...new Set(events)];
 }
 
-export async function createWebhook(
-  services: Services,
-  caller: Caller,
-  input: { url: string; events?: string[] | undefined; name?: string | undefined; description?: string | undefined },
-) {
+export type CreateWebhookInput = {
+  url: string;
+  events?: string[] | undefined;
+  name?: string | undefined;
+  description?: string | undefined;
+};
+
+export async function createWebhook(services: Services, caller: Caller, input: CreateWebhookInput) {
   const url = checkUrl(services, input.url);
   const events = checkEvents(input.events ?? DEFAULT_EVENTS);
   const secret = generateWebhookSecret();
@@ -81,18 +84,16 @@ export async function listWebhooks(services: Services, caller: Caller, page: Pag
   return services.paginator.close('webhooks', {}, page, rows, presentWebhook);
 }
 
-export async function updateWebhook(
-  services: Services,
-  caller: Caller,
-  input: {
-    id: string;
-    url?: string | undefined;
-    events?: string[] | undefined;
-    name?: string | undefined;
-    description?: string | null | undefined;
-    is_active?: boolean | undefined;
-  },
-) {
+export type UpdateWebhookInput = {
+  id: string;
+  url?: string | undefined;
+  events?: string[] | undefined;
+  name?: string | undefined;
+  description?: string | null | undefined;
+  is_active?: boolean | undefined;
+};
+
+export async function updateWebhook(services: Services, caller: Caller, input: UpdateWebhookInput) {
   const hooks = createWebhookQueries(services.db);
   if (!(await hooks.find(tenantOf(caller), input.id))) throw notFound('webhook');
   await hooks.update(input.id, {

@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { createApiKey } from '../../../lib/api-keys/service.ts';
+import { type CreateApiKeyInput, createApiKey } from '../../../lib/api-keys/service.ts';
+import { defineRoute } from '../../route.ts';
 import { callerOf } from '../../types.ts';
 import { allowedIps, apiKeyWithValue, description, maxUses, mfaCode, name, scopes } from './schemas.ts';
 
-export const createRoute: ServerRoute = {
+export const createRoute = defineRoute({
   method: 'POST',
   path: '/v1/api-keys',
   options: {
@@ -15,7 +15,7 @@ export const createRoute: ServerRoute = {
     tags: ['api', 'api-keys'],
     plugins: { valise: { scope: 'api_keys:manage', audit: { action: 'api_key.create', resourceType: 'api_key' } } },
     validate: {
-      payload: Joi.object({
+      payload: Joi.object<CreateApiKeyInput>({
         name: name.required(),
         description,
         environment: Joi.string().valid('live', 'test', 'sandbox'),
@@ -30,7 +30,7 @@ export const createRoute: ServerRoute = {
     response: { status: { 201: apiKeyWithValue } },
   },
   handler: async (request, h) => {
-    const created = await createApiKey(request.server.app.services, callerOf(request), request.payload as never);
+    const created = await createApiKey(request.server.app.services, callerOf(request), request.payload);
     return h.response(created).code(201);
   },
-};
+});

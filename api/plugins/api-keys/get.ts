@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import { getApiKey } from '../../../lib/api-keys/service.ts';
+import { defineRoute } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { apiKey } from './schemas.ts';
 
-export const getRoute: ServerRoute = {
+export const getRoute = defineRoute({
   method: 'GET',
   path: '/v1/api-keys/{id}',
   options: {
@@ -15,5 +15,5 @@ export const getRoute: ServerRoute = {
     validate: { params: idParams },
     response: { schema: apiKey },
   },
-  handler: (request) => getApiKey(request.server.app.services, callerOf(request), idParam(request)),
-};
+  handler: (request) => getApiKey(request.server.app.services, callerOf(request), request.params.id),
+});

@@ -1,13 +1,17 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
+import type { RevocationReason } from '../../../lib/api-keys/revocation.ts';
 import { revokeApiKey } from '../../../lib/api-keys/service.ts';
+import { defineRoute, orNull } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { REVOCATION_REASONS, revokedApiKey } from './schemas.ts';
+
+/** `reason` is accepted in the body or the query string. */
+type RevokeInput = { reason?: RevocationReason };
 
 const reason = Joi.string().valid(...REVOCATION_REASONS);
 
-export const revokeRoute: ServerRoute = {
+export const revokeRoute = defineRoute({
   method: 'DELETE',
   path: '/v1/api-keys/{id}',
   options: {
@@ -18,15 +22,13 @@ export const revokeRoute: ServerRoute = {
     plugins: { valise: { scope: 'api_keys:manage', audit: { action: 'api_key.revoke', resourceType: 'api_key' } } },
     validate: {
       params: idParams,
-      query: Joi.object({ reason }),
-      payload: Joi.object({ reason }).allow(null).label('RevokeApiKey'),
+      query: Joi.object<RevokeInput>({ reason }),
+      payload: orNull(Joi.object<RevokeInput>({ reason })).label('RevokeApiKey'),
     },
     response: { schema: revokedApiKey },
   },
   handler: (request) => {
-    const body = request.payload as { reason?: string } | null;
-    const query = request.query as { reason?: string };
-    const why = body?.reason ?? query.reason ?? 'manual';
-    return revokeApiKey(request.server.app.services, callerOf(request), idParam(request), why);
+    const why = request.payload?.reason ?? request.query.reason ?? 'manual';
+    return revokeApiKey(request.server.app.services, callerOf(request), request.params.id, why);
   },
-};
+});

@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { rotateApiKey } from '../../../lib/api-keys/service.ts';
+import { type RotateApiKeyInput, rotateApiKey } from '../../../lib/api-keys/service.ts';
+import { defineRoute, orNull } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { mfaCode, rotatedApiKey } from './schemas.ts';
 
-export const rotateRoute: ServerRoute = {
+export const rotateRoute = defineRoute({
   method: 'POST',
   path: '/v1/api-keys/{id}/rotate',
   options: {
@@ -17,12 +17,12 @@ export const rotateRoute: ServerRoute = {
     plugins: { valise: { scope: 'api_keys:manage', audit: { action: 'api_key.rotate', resourceType: 'api_key' } } },
     validate: {
       params: idParams,
-      payload: Joi.object({ grace_period_hours: Joi.number().min(0).max(168), mfa_code: mfaCode })
-        .allow(null)
-        .label('RotateApiKey'),
+      payload: orNull(
+        Joi.object<RotateApiKeyInput>({ grace_period_hours: Joi.number().min(0).max(168), mfa_code: mfaCode }),
+      ).label('RotateApiKey'),
     },
     response: { status: { 200: rotatedApiKey } },
   },
   handler: (request) =>
-    rotateApiKey(request.server.app.services, callerOf(request), idParam(request), (request.payload ?? {}) as never),
-};
+    rotateApiKey(request.server.app.services, callerOf(request), request.params.id, request.payload ?? {}),
+});

@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { updateApiKey } from '../../../lib/api-keys/service.ts';
+import { type UpdateApiKeyInput, updateApiKey } from '../../../lib/api-keys/service.ts';
+import { defineRoute } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { allowedIps, apiKey, description, maxUses, mfaCode, name, scopes } from './schemas.ts';
 
-export const updateRoute: ServerRoute = {
+export const updateRoute = defineRoute({
   method: 'PATCH',
   path: '/v1/api-keys/{id}',
   options: {
@@ -17,7 +17,7 @@ export const updateRoute: ServerRoute = {
     plugins: { valise: { scope: 'api_keys:manage', audit: { action: 'api_key.update', resourceType: 'api_key' } } },
     validate: {
       params: idParams,
-      payload: Joi.object({
+      payload: Joi.object<UpdateApiKeyInput>({
         name,
         description,
         is_active: Joi.boolean(),
@@ -32,5 +32,5 @@ export const updateRoute: ServerRoute = {
     response: { schema: apiKey },
   },
   handler: (request) =>
-    updateApiKey(request.server.app.services, callerOf(request), idParam(request), request.payload as never),
-};
+    updateApiKey(request.server.app.services, callerOf(request), request.params.id, request.payload),
+});

@@ -1,6 +1,6 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { listAudit } from '../../../lib/audit/list.ts';
+import { type AuditQuery, listAudit } from '../../../lib/audit/list.ts';
+import { defineRoute } from '../../route.ts';
 import { id, listEnvelope, pageQuery, text, timestamp } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 
@@ -22,7 +22,7 @@ const auditEntry = Joi.object({
   created_at: timestamp.required(),
 }).label('AuditEntry');
 
-export const listAuditRoute: ServerRoute = {
+export const listAuditRoute = defineRoute({
   method: 'GET',
   path: '/v1/audit',
   options: {
@@ -32,7 +32,7 @@ export const listAuditRoute: ServerRoute = {
     tags: ['api', 'audit'],
     plugins: { valise: { scope: 'audit:read', rateClass: 'expensive' } },
     validate: {
-      query: Joi.object({
+      query: Joi.object<AuditQuery>({
         ...pageQuery(500),
         action: text.max(200),
         actor_id: id,
@@ -43,5 +43,5 @@ export const listAuditRoute: ServerRoute = {
     },
     response: { schema: listEnvelope(auditEntry, 'AuditEntryList') },
   },
-  handler: (request) => listAudit(request.server.app.services, callerOf(request), request.query as never),
-};
+  handler: (request) => listAudit(request.server.app.services, callerOf(request), request.query),
+});

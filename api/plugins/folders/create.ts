@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { createFolder } from '../../../lib/transfers/folders.ts';
+import { defineRoute } from '../../route.ts';
 import { text } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { folder } from './schemas.ts';
 
-export const createRoute: ServerRoute = {
+export const createRoute = defineRoute({
   method: 'POST',
   path: '/v1/folders',
   options: {
@@ -13,11 +13,13 @@ export const createRoute: ServerRoute = {
     description: 'Create a folder for transfers',
     tags: ['api', 'folders'],
     plugins: { valise: { scope: 'folders:manage', audit: { action: 'folder.create', resourceType: 'folder' } } },
-    validate: { payload: Joi.object({ name: text.trim().min(1).max(200).required() }).label('CreateFolder') },
+    validate: {
+      payload: Joi.object<{ name: string }>({ name: text.trim().min(1).max(200).required() }).label('CreateFolder'),
+    },
     response: { status: { 201: folder } },
   },
   handler: async (request, h) => {
-    const { name } = request.payload as { name: string };
+    const { name } = request.payload;
     return h.response(await createFolder(request.server.app.services, callerOf(request), name)).code(201);
   },
-};
+});

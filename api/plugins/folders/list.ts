@@ -1,11 +1,12 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
+import type { PageQuery } from '../../../lib/pagination.ts';
 import { listFolders } from '../../../lib/transfers/folders.ts';
+import { defineRoute } from '../../route.ts';
 import { listEnvelope, pageQuery } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { folder } from './schemas.ts';
 
-export const listRoute: ServerRoute = {
+export const listRoute = defineRoute({
   method: 'GET',
   path: '/v1/folders',
   options: {
@@ -13,8 +14,8 @@ export const listRoute: ServerRoute = {
     description: 'List folders',
     tags: ['api', 'folders'],
     plugins: { valise: { scope: 'transfers:read' } },
-    validate: { query: Joi.object(pageQuery()) },
+    validate: { query: Joi.object<PageQuery>(pageQuery()) },
     response: { schema: listEnvelope(folder, 'FolderList') },
   },
-  handler: (request) => listFolders(request.server.app.services, callerOf(request), request.query as never),
-};
+  handler: (request) => listFolders(request.server.app.services, callerOf(request), request.query),
+});

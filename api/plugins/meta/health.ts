@@ -1,7 +1,7 @@
-import type { ServerRoute } from '@hapi/hapi';
 import { healthReport, runProbes } from '../../health.ts';
+import { defineRoute } from '../../route.ts';
 
-export const healthRoute: ServerRoute = {
+export const healthRoute = defineRoute({
   method: 'GET',
   path: '/v1/health',
   options: {
@@ -29,4 +29,4 @@ export const healthRoute: ServerRoute = {
     );
     return h.response(report).code(serving ? 200 : 503);
   },
-};
+});

@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { describeCaller } from '../../../lib/workspaces/me.ts';
+import { defineRoute } from '../../route.ts';
 import { id } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 
-export const meRoute: ServerRoute = {
+export const meRoute = defineRoute({
   method: 'GET',
   path: '/v1/me',
   options: {
@@ -31,4 +31,4 @@ export const meRoute: ServerRoute = {
     },
   },
   handler: (request) => describeCaller(request.server.app.services, callerOf(request)),
-};
+});

@@ -1,9 +1,9 @@
-import type { ServerRoute } from '@hapi/hapi';
 import { buildOpenApiDocument } from '../../openapi.ts';
+import { defineRoute } from '../../route.ts';
 
 let cached: object | undefined;
 
-export const openApiRoute: ServerRoute = {
+export const openApiRoute = defineRoute({
   method: 'GET',
   path: '/v1/openapi.json',
   options: { auth: false, description: 'This API as an OpenAPI 3.1 document', tags: ['meta'] },
@@ -12,4 +12,4 @@ export const openApiRoute: ServerRoute = {
     cached ??= buildOpenApiDocument(request.server);
     return cached;
   },
-};
+});

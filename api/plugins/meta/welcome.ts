@@ -1,8 +1,8 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
+import { defineRoute } from '../../route.ts';
 import { API_REVISION, OPENAPI_DOCUMENT_VERSION } from '../../version.ts';
 
-export const welcomeRoute: ServerRoute = {
+export const welcomeRoute = defineRoute({
   method: 'GET',
   path: '/v1/welcome',
   options: {
@@ -45,4 +45,4 @@ export const welcomeRoute: ServerRoute = {
       server_time: new Date(),
     };
   },
-};
+});

@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { createRule } from '../../../lib/rules/service.ts';
+import { createRule, type RuleInput } from '../../../lib/rules/service.ts';
+import { defineRoute } from '../../route.ts';
 import { callerOf } from '../../types.ts';
 import { ruleFields, ruleWithSecret } from './schemas.ts';
 
-export const createRoute: ServerRoute = {
+export const createRoute = defineRoute({
   method: 'POST',
   path: '/v1/rules',
   options: {
@@ -18,7 +18,7 @@ export const createRoute: ServerRoute = {
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:manage', audit: { action: 'rule.create', resourceType: 'rule' } } },
     validate: {
-      payload: Joi.object({
+      payload: Joi.object<RuleInput>({
         ...ruleFields,
         name: ruleFields.name.required(),
         trigger_event: ruleFields.trigger_event.required(),
@@ -28,5 +28,5 @@ export const createRoute: ServerRoute = {
     response: { status: { 201: ruleWithSecret } },
   },
   handler: async (request, h) =>
-    h.response(await createRule(request.server.app.services, callerOf(request), request.payload as never)).code(201),
-};
+    h.response(await createRule(request.server.app.services, callerOf(request), request.payload)).code(201),
+});

@@ -1,11 +1,12 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
+import type { PageQuery } from '../../../lib/pagination.ts';
 import { listRuleExecutions } from '../../../lib/rules/service.ts';
+import { defineRoute } from '../../route.ts';
 import { idParams, pageQuery } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { ruleExecutionList } from './schemas.ts';
 
-export const executionsRoute: ServerRoute = {
+export const executionsRoute = defineRoute({
   method: 'GET',
   path: '/v1/rules/{id}/executions',
   options: {
@@ -14,9 +15,9 @@ export const executionsRoute: ServerRoute = {
     notes: 'Newest first: one per event that matched the rule, with its outcome.',
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:read' } },
-    validate: { params: idParams, query: Joi.object(pageQuery()) },
+    validate: { params: idParams, query: Joi.object<PageQuery>(pageQuery()) },
     response: { schema: ruleExecutionList },
   },
   handler: (request) =>
-    listRuleExecutions(request.server.app.services, callerOf(request), idParam(request), request.query as never),
-};
+    listRuleExecutions(request.server.app.services, callerOf(request), request.params.id, request.query),
+});

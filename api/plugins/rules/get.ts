@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import { getRule } from '../../../lib/rules/service.ts';
+import { defineRoute } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { rule } from './schemas.ts';
 
-export const getRoute: ServerRoute = {
+export const getRoute = defineRoute({
   method: 'GET',
   path: '/v1/rules/{id}',
   options: {
@@ -15,5 +15,5 @@ export const getRoute: ServerRoute = {
     validate: { params: idParams },
     response: { schema: rule },
   },
-  handler: (request) => getRule(request.server.app.services, callerOf(request), idParam(request)),
-};
+  handler: (request) => getRule(request.server.app.services, callerOf(request), request.params.id),
+});

@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { listRules } from '../../../lib/rules/service.ts';
+import { listRules, type RuleListQuery } from '../../../lib/rules/service.ts';
+import { defineRoute } from '../../route.ts';
 import { pageQuery } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { ruleList, triggerEvent } from './schemas.ts';
 
-export const listRoute: ServerRoute = {
+export const listRoute = defineRoute({
   method: 'GET',
   path: '/v1/rules',
   options: {
@@ -14,8 +14,10 @@ export const listRoute: ServerRoute = {
     notes: 'Newest first. Filters: `trigger_event`, `is_enabled`.',
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:read' } },
-    validate: { query: Joi.object({ ...pageQuery(), trigger_event: triggerEvent, is_enabled: Joi.boolean() }) },
+    validate: {
+      query: Joi.object<RuleListQuery>({ ...pageQuery(), trigger_event: triggerEvent, is_enabled: Joi.boolean() }),
+    },
     response: { schema: ruleList },
   },
-  handler: (request) => listRules(request.server.app.services, callerOf(request), request.query as never),
-};
+  handler: (request) => listRules(request.server.app.services, callerOf(request), request.query),
+});

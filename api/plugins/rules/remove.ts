@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import { removeRule } from '../../../lib/rules/service.ts';
+import { defineRoute } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { deletedRule } from './schemas.ts';
 
-export const removeRoute: ServerRoute = {
+export const removeRoute = defineRoute({
   method: 'DELETE',
   path: '/v1/rules/{id}',
   options: {
@@ -18,5 +18,5 @@ export const removeRoute: ServerRoute = {
     validate: { params: idParams },
     response: { schema: deletedRule },
   },
-  handler: (request) => removeRule(request.server.app.services, callerOf(request), idParam(request)),
-};
+  handler: (request) => removeRule(request.server.app.services, callerOf(request), request.params.id),
+});

@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { updateRule } from '../../../lib/rules/service.ts';
+import { type RuleInput, updateRule } from '../../../lib/rules/service.ts';
+import { defineRoute } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { ruleFields, ruleWithSecret } from './schemas.ts';
 
-export const updateRoute: ServerRoute = {
+export const updateRoute = defineRoute({
   method: 'PATCH',
   path: '/v1/rules/{id}',
   options: {
@@ -18,9 +18,8 @@ export const updateRoute: ServerRoute = {
       'action calls a URL (before or after the change) needs `webhooks:manage` besides `transfers:manage`.',
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:manage', audit: { action: 'rule.update', resourceType: 'rule' } } },
-    validate: { params: idParams, payload: Joi.object(ruleFields).min(1).label('UpdateRule') },
+    validate: { params: idParams, payload: Joi.object<Partial<RuleInput>>(ruleFields).min(1).label('UpdateRule') },
     response: { schema: ruleWithSecret },
   },
-  handler: (request) =>
-    updateRule(request.server.app.services, callerOf(request), idParam(request), request.payload as never),
-};
+  handler: (request) => updateRule(request.server.app.services, callerOf(request), request.params.id, request.payload),
+});

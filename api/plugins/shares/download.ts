@@ -1,11 +1,11 @@
-import type { Request, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { verifyToken } from '../../../lib/crypto/signed-token.ts';
 import { apiError } from '../../../lib/errors.ts';
 import type { DownloadRefusal } from '../../../lib/transfers/download-gate.ts';
 import { openDownload } from '../../../lib/transfers/download-links.ts';
 import { clientIp } from '../../client-ip.ts';
-import { headerOf } from '../../types.ts';
+import { defineRoute } from '../../route.ts';
+import { type AnyRequest, headerOf } from '../../types.ts';
 
 /** A refused download is worth retrying soon: slots free up as other downloads end. */
 const RETRY_AFTER_SECONDS = 5;
@@ -17,9 +17,9 @@ const REFUSALS: Record<DownloadRefusal, string> = {
 };
 
 /** What to undo once a download's response has ended, however it ended: its slot, its timer. */
-const endings = new WeakMap<Request, () => void>();
+const endings = new WeakMap<AnyRequest, () => void>();
 
-export const downloadRoute: ServerRoute = {
+export const downloadRoute = defineRoute({
   method: 'GET',
   path: '/v1/downloads/{token}',
   options: {
@@ -31,7 +31,7 @@ export const downloadRoute: ServerRoute = {
       'Streams the file (decrypted in server mode). Supports a single HTTP Range. Links expire after 300 seconds. A client that reads nothing for `DOWNLOAD_IDLE_TIMEOUT` (60 s), or is still downloading after `DOWNLOAD_REQUEST_TIMEOUT` (6 h), is disconnected (resume with Range). Past `DOWNLOADS_PER_IP` downloads at once from one address or `DOWNLOADS_PER_TRANSFER` of one transfer: 429 `rate_limited` with `Retry-After`.',
     tags: ['api', 'shares'],
     validate: {
-      params: Joi.object({
+      params: Joi.object<{ token: string }>({
         token: Joi.string()
           .max(1024)
           .pattern(/^[\w-]+\.[\w-]+$/, 'token')
@@ -53,7 +53,7 @@ export const downloadRoute: ServerRoute = {
   },
   handler: async (request, h) => {
     const { services } = request.server.app;
-    const token = (request.params as { token: string }).token;
+    const token = request.params.token;
     const limits = services.config.transfers.downloads;
     // The link names its transfer; a link that does not verify is refused by openDownload below.
     const link = verifyToken(services.keys.links, 'download', token);
@@ -78,7 +78,7 @@ export const downloadRoute: ServerRoute = {
     for (const [name, value] of Object.entries(download.headers)) response.header(name, value);
     return response;
   },
-};
+});
 
 /**
  * Disconnects a download whose client takes nothing for `idleMs` (Node counts each write the
@@ -86,7 +86,7 @@ export const downloadRoute: ServerRoute = {
  * is still running `requestMs` after it arrived. Destroying the response makes hapi destroy the
  * content stream, which releases its object-store socket.
  */
-function limitDuration(request: Request, limits: { idleMs: number; requestMs: number }) {
+function limitDuration(request: AnyRequest, limits: { idleMs: number; requestMs: number }) {
   const res = request.raw.res;
   const cutOff = (why: string) => () => {
     request.log(['download', 'timeout'], why);

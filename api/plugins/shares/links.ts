@@ -1,12 +1,12 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { issueDownloadLinks } from '../../../lib/transfers/download-links.ts';
+import { type DownloadLinksInput, issueDownloadLinks } from '../../../lib/transfers/download-links.ts';
 import { clientIp } from '../../client-ip.ts';
+import { defineRoute, orNull } from '../../route.ts';
 import { id, text } from '../../schemas.ts';
 import { headerOf } from '../../types.ts';
 import { codeParams, downloadLinks } from './schemas.ts';
 
-export const linksRoute: ServerRoute = {
+export const linksRoute = defineRoute({
   method: 'POST',
   path: '/v1/shares/{code}/download-links',
   options: {
@@ -20,16 +20,16 @@ export const linksRoute: ServerRoute = {
     response: { schema: downloadLinks },
     validate: {
       params: codeParams,
-      payload: Joi.object({ password: text.max(256), file_id: id })
-        .allow(null)
-        .label('DownloadLinksRequest'),
+      payload: orNull(Joi.object<DownloadLinksInput>({ password: text.max(256), file_id: id })).label(
+        'DownloadLinksRequest',
+      ),
     },
   },
   handler: (request) => {
     const { services } = request.server.app;
-    return issueDownloadLinks(services, (request.params as { code: string }).code, (request.payload ?? {}) as never, {
+    return issueDownloadLinks(services, request.params.code, request.payload ?? {}, {
       ip: clientIp(request, services.config),
       userAgent: headerOf(request, 'user-agent') ?? null,
     });
   },
-};
+});

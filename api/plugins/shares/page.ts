@@ -1,10 +1,10 @@
 import Boom from '@hapi/boom';
-import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import type { ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 import { DEFAULT_SEGMENT_SIZE, decryptedSize } from '../../../lib/crypto/segmented-aead.ts';
 import { ERROR_STATUS } from '../../../lib/errors.ts';
 import { formatBytes } from '../../../lib/format.ts';
-import { issueDownloadLinks } from '../../../lib/transfers/download-links.ts';
+import { type DownloadLinksInput, issueDownloadLinks } from '../../../lib/transfers/download-links.ts';
 import {
   type Blocked,
   blockedMessage,
@@ -17,8 +17,9 @@ import {
 } from '../../../lib/transfers/share.ts';
 import { unlockedBy } from '../../../lib/transfers/share-passwords.ts';
 import { clientIp } from '../../client-ip.ts';
+import { defineRoute } from '../../route.ts';
 import { id, text } from '../../schemas.ts';
-import { headerOf } from '../../types.ts';
+import { type AnyRequest, headerOf } from '../../types.ts';
 import { escapeHtml, secureHtml } from '../web/security.ts';
 import { codeParams } from './schemas.ts';
 
@@ -29,22 +30,25 @@ import { codeParams } from './schemas.ts';
 // POST /t/{code}: the password unlocks the page (which then carries a
 // 15-minute proof of it), and a file button downloads a server-mode file.
 
-export const pageRoute: ServerRoute = {
+/** The share page's form (the password, or a file to download with the unlock proof). */
+type ShareForm = DownloadLinksInput;
+
+export const pageRoute = defineRoute({
   method: 'GET',
   path: '/t/{code}',
   options: { auth: false, description: 'Share page', tags: ['shares'], validate: { params: codeParams } },
   handler: async (request, h) => {
     const { services } = request.server.app;
-    const code = (request.params as { code: string }).code;
+    const code = request.params.code;
     if (wantsJson(request)) return viewShared(services, code);
     const { transfer, files } = await findShared(services, code);
     const ended = endedReason(transfer);
     if (ended) return html(request, h, endedPage(ended)).code(410);
     return html(request, h, page(presentShared(transfer, files), { problem: null, unlock: null }));
   },
-};
+});
 
-export const pageDownloadRoute: ServerRoute = {
+export const pageDownloadRoute = defineRoute({
   method: 'POST',
   path: '/t/{code}',
   options: {
@@ -54,7 +58,7 @@ export const pageDownloadRoute: ServerRoute = {
     payload: { allow: ['application/x-www-form-urlencoded'] },
     validate: {
       params: codeParams,
-      payload: Joi.object({
+      payload: Joi.object<ShareForm>({
         password: text.max(256).allow(''),
         file_id: id,
         unlock: Joi.string()
@@ -73,8 +77,8 @@ export const pageDownloadRoute: ServerRoute = {
   },
   handler: async (request, h) => {
     const { services } = request.server.app;
-    const code = (request.params as { code: string }).code;
-    const form = request.payload as { password?: string; file_id?: string; unlock?: string };
+    const code = request.params.code;
+    const form = request.payload;
     const requester = { ip: clientIp(request, services.config), userAgent: headerOf(request, 'user-agent') ?? null };
     try {
       if (!form.file_id) {
@@ -110,7 +114,7 @@ export const pageDownloadRoute: ServerRoute = {
       return response;
     }
   },
-};
+});
 
 /** An error made on purpose for the visitor (apiError, below 500): its message is theirs to read. */
 function publicError(error: unknown): { message: string; status: number; headers: Record<string, string> } | null {
@@ -120,12 +124,12 @@ function publicError(error: unknown): { message: string; status: number; headers
   return { message: error.message, status: error.output.statusCode, headers: data.headers ?? {} };
 }
 
-function wantsJson(request: Request): boolean {
+function wantsJson(request: AnyRequest): boolean {
   const accept = headerOf(request, 'accept') ?? '';
   return accept.includes('application/json') && !accept.includes('text/html');
 }
 
-function html(request: Request, h: ResponseToolkit, body: string) {
+function html(request: AnyRequest, h: ResponseToolkit, body: string) {
   return secureHtml(h.response(body), request.server.app.services.config.api.publicBaseUrl);
 }
 

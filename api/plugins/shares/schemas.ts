@@ -1,9 +1,10 @@
 import Joi from 'joi';
 import { BLOCKED_REASONS } from '../../../lib/transfers/share.ts';
+import { orNull } from '../../route.ts';
 import { id, text, timestamp } from '../../schemas.ts';
 import { transferStatus } from '../transfers/schemas.ts';
 
-export const codeParams = Joi.object({ code: Joi.string().alphanum().min(4).max(32).required() });
+export const codeParams = Joi.object<{ code: string }>({ code: Joi.string().alphanum().min(4).max(32).required() });
 
 // What a recipient sees: no owner, recipient, tags or download history; and
 // behind a password, nothing about the content until it is unlocked.
@@ -44,9 +45,9 @@ export const sharedTransfer = Joi.object({
     .description('null until a password-protected transfer is unlocked (POST /v1/shares/{code}/unlock)'),
 }).label('SharedTransfer');
 
-export const passwordOnly = Joi.object({ password: text.max(256) })
-  .allow(null)
-  .label('UnlockRequest');
+export const passwordOnly = orNull(Joi.object<{ password?: string }>({ password: text.max(256) })).label(
+  'UnlockRequest',
+);
 
 export const downloadLinks = Joi.object({
   object: Joi.string().valid('download_links').required(),

@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import { unlockShared } from '../../../lib/transfers/share.ts';
 import { clientIp } from '../../client-ip.ts';
+import { defineRoute } from '../../route.ts';
 import { headerOf } from '../../types.ts';
 import { codeParams, passwordOnly, sharedTransfer } from './schemas.ts';
 
-export const unlockRoute: ServerRoute = {
+export const unlockRoute = defineRoute({
   method: 'POST',
   path: '/v1/shares/{code}/unlock',
   options: {
@@ -20,10 +20,9 @@ export const unlockRoute: ServerRoute = {
   },
   handler: (request) => {
     const { services } = request.server.app;
-    const payload = (request.payload ?? {}) as { password?: string };
-    return unlockShared(services, (request.params as { code: string }).code, payload.password, {
+    return unlockShared(services, request.params.code, request.payload?.password, {
       ip: clientIp(request, services.config),
       userAgent: headerOf(request, 'user-agent') ?? null,
     });
   },
-};
+});

@@ -1,8 +1,8 @@
-import type { ServerRoute } from '@hapi/hapi';
 import { viewShared } from '../../../lib/transfers/share.ts';
+import { defineRoute } from '../../route.ts';
 import { codeParams, sharedTransfer } from './schemas.ts';
 
-export const viewRoute: ServerRoute = {
+export const viewRoute = defineRoute({
   method: 'GET',
   path: '/v1/shares/{code}',
   options: {
@@ -16,5 +16,5 @@ export const viewRoute: ServerRoute = {
     response: { schema: sharedTransfer },
     validate: { params: codeParams },
   },
-  handler: (request) => viewShared(request.server.app.services, (request.params as { code: string }).code),
-};
+  handler: (request) => viewShared(request.server.app.services, request.params.code),
+});

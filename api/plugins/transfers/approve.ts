@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { decideApproval } from '../../../lib/transfers/manage.ts';
+import { type ApprovalInput, decideApproval } from '../../../lib/transfers/manage.ts';
+import { defineRoute } from '../../route.ts';
 import { idParams, text } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { transfer } from './schemas.ts';
 
-export const approveRoute: ServerRoute = {
+export const approveRoute = defineRoute({
   method: 'POST',
   path: '/v1/transfers/{id}/approve',
   options: {
@@ -23,7 +23,7 @@ export const approveRoute: ServerRoute = {
     },
     validate: {
       params: idParams,
-      payload: Joi.object({
+      payload: Joi.object<ApprovalInput>({
         decision: Joi.string().valid('approved', 'rejected').required(),
         note: text.max(2000).allow(''),
       }).label('ApprovalDecision'),
@@ -31,5 +31,5 @@ export const approveRoute: ServerRoute = {
     response: { schema: transfer },
   },
   handler: (request) =>
-    decideApproval(request.server.app.services, callerOf(request), idParam(request), request.payload as never),
-};
+    decideApproval(request.server.app.services, callerOf(request), request.params.id, request.payload),
+});

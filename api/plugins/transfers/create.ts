@@ -1,12 +1,12 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { createTransfer } from '../../../lib/transfers/create.ts';
+import { type CreateTransferInput, createTransfer } from '../../../lib/transfers/create.ts';
 import { SHARE_PASSWORD_RULE, sharePasswordProblem } from '../../../lib/transfers/share-passwords.ts';
+import { defineRoute } from '../../route.ts';
 import { text } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { createdTransfer, fileName } from './schemas.ts';
 
-export const createRoute: ServerRoute = {
+export const createRoute = defineRoute({
   method: 'POST',
   path: '/v1/transfers',
   options: {
@@ -17,7 +17,7 @@ export const createRoute: ServerRoute = {
     tags: ['api', 'transfers'],
     plugins: { valise: { scope: 'transfers:write', audit: { action: 'transfer.create', resourceType: 'transfer' } } },
     validate: {
-      payload: Joi.object({
+      payload: Joi.object<CreateTransferInput>({
         files: Joi.array()
           .items(
             Joi.object({
@@ -43,7 +43,7 @@ export const createRoute: ServerRoute = {
     response: { status: { 201: createdTransfer } },
   },
   handler: async (request, h) => {
-    const created = await createTransfer(request.server.app.services, callerOf(request), request.payload as never);
+    const created = await createTransfer(request.server.app.services, callerOf(request), request.payload);
     return h.response(created).code(201);
   },
-};
+});

@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { fileIntoFolder, removeFromFolder } from '../../../lib/transfers/manage.ts';
+import { defineRoute } from '../../route.ts';
 import { id, idParams } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { folderLink } from './schemas.ts';
 
-export const putFolderRoute: ServerRoute = {
+export const putFolderRoute = defineRoute({
   method: 'PUT',
   path: '/v1/transfers/{id}/folder',
   options: {
@@ -13,19 +13,17 @@ export const putFolderRoute: ServerRoute = {
     description: 'File a transfer into a folder',
     tags: ['api', 'transfers', 'folders'],
     plugins: { valise: { scope: 'folders:manage', audit: { action: 'transfer.file', resourceType: 'transfer' } } },
-    validate: { params: idParams, payload: Joi.object({ folder_id: id.required() }).label('FileIntoFolder') },
+    validate: {
+      params: idParams,
+      payload: Joi.object<{ folder_id: string }>({ folder_id: id.required() }).label('FileIntoFolder'),
+    },
     response: { schema: folderLink },
   },
   handler: (request) =>
-    fileIntoFolder(
-      request.server.app.services,
-      callerOf(request),
-      idParam(request),
-      (request.payload as { folder_id: string }).folder_id,
-    ),
-};
+    fileIntoFolder(request.server.app.services, callerOf(request), request.params.id, request.payload.folder_id),
+});
 
-export const deleteFolderRoute: ServerRoute = {
+export const deleteFolderRoute = defineRoute({
   method: 'DELETE',
   path: '/v1/transfers/{id}/folder',
   options: {
@@ -37,5 +35,5 @@ export const deleteFolderRoute: ServerRoute = {
     validate: { params: idParams },
     response: { schema: folderLink },
   },
-  handler: (request) => removeFromFolder(request.server.app.services, callerOf(request), idParam(request)),
-};
+  handler: (request) => removeFromFolder(request.server.app.services, callerOf(request), request.params.id),
+});

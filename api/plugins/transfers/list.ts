@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { listTransfers } from '../../../lib/transfers/manage.ts';
+import { listTransfers, type TransferListQuery } from '../../../lib/transfers/manage.ts';
+import { defineRoute } from '../../route.ts';
 import { pageQuery, text } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { transferList, transferStatus } from './schemas.ts';
 
-export const listRoute: ServerRoute = {
+export const listRoute = defineRoute({
   method: 'GET',
   path: '/v1/transfers',
   options: {
@@ -17,7 +17,7 @@ export const listRoute: ServerRoute = {
     tags: ['api', 'transfers'],
     plugins: { valise: { scope: 'transfers:read' } },
     validate: {
-      query: Joi.object({
+      query: Joi.object<TransferListQuery>({
         ...pageQuery(),
         status: transferStatus,
         search: text.max(200),
@@ -27,5 +27,5 @@ export const listRoute: ServerRoute = {
     },
     response: { schema: transferList },
   },
-  handler: (request) => listTransfers(request.server.app.services, callerOf(request), request.query as never),
-};
+  handler: (request) => listTransfers(request.server.app.services, callerOf(request), request.query),
+});

@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import { revokeTransfer } from '../../../lib/transfers/manage.ts';
+import { defineRoute } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { transfer } from './schemas.ts';
 
-export const revokeRoute: ServerRoute = {
+export const revokeRoute = defineRoute({
   method: 'DELETE',
   path: '/v1/transfers/{id}',
   options: {
@@ -17,5 +17,5 @@ export const revokeRoute: ServerRoute = {
     validate: { params: idParams },
     response: { schema: transfer },
   },
-  handler: (request) => revokeTransfer(request.server.app.services, callerOf(request), idParam(request)),
-};
+  handler: (request) => revokeTransfer(request.server.app.services, callerOf(request), request.params.id),
+});

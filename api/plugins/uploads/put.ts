@@ -1,11 +1,11 @@
 import type { Readable } from 'node:stream';
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { receiveUpload, resolveUpload } from '../../../lib/transfers/upload.ts';
+import { defineRoute, type NoInput } from '../../route.ts';
 import { headerOf } from '../../types.ts';
 import { uploadToken } from './schemas.ts';
 
-export const putRoute: ServerRoute = {
+export const putRoute = defineRoute<{ token: string }, NoInput, Readable>({
   method: 'PUT',
   path: '/v1/uploads/{token}',
   options: {
@@ -26,16 +26,16 @@ export const putRoute: ServerRoute = {
       allow: ['application/octet-stream', 'binary/octet-stream', 'application/json'],
     },
     timeout: { socket: false },
-    validate: { params: Joi.object({ token: uploadToken.required() }) },
+    validate: { params: Joi.object<{ token: string }>({ token: uploadToken.required() }) },
   },
   handler: async (request, h) => {
     const { services } = request.server.app;
-    const target = await resolveUpload(services, (request.params as { token: string }).token);
+    const target = await resolveUpload(services, request.params.token);
     const socket = request.raw.req.socket;
     const result = await receiveUpload(
       services,
       target,
-      request.payload as Readable,
+      request.payload,
       { contentRange: headerOf(request, 'content-range'), contentLength: headerOf(request, 'content-length') },
       request.info.received,
     ).catch((error: unknown) => {
@@ -47,4 +47,4 @@ export const putRoute: ServerRoute = {
     });
     return h.response(result).header('Upload-Offset', String(result.upload_offset));
   },
-};
+});

@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { presentFile } from '../../../lib/transfers/present.ts';
 import { resolveUpload, uploadOffset } from '../../../lib/transfers/upload.ts';
+import { defineRoute } from '../../route.ts';
 import { uploadStatus, uploadToken } from './schemas.ts';
 
-export const statusRoute: ServerRoute = {
+export const statusRoute = defineRoute({
   method: 'GET',
   path: '/v1/uploads/{token}',
   options: {
@@ -15,10 +15,10 @@ export const statusRoute: ServerRoute = {
     notes: 'HEAD works too. `Upload-Offset` is the byte to resume from with `PUT` and `Content-Range`.',
     tags: ['api', 'uploads'],
     response: { schema: uploadStatus },
-    validate: { params: Joi.object({ token: uploadToken.required() }) },
+    validate: { params: Joi.object<{ token: string }>({ token: uploadToken.required() }) },
   },
   handler: async (request, h) => {
-    const { file } = await resolveUpload(request.server.app.services, (request.params as { token: string }).token);
+    const { file } = await resolveUpload(request.server.app.services, request.params.token);
     const offset = uploadOffset(file);
     return h
       .response({ ...presentFile(file), upload_offset: offset })
@@ -26,4 +26,4 @@ export const statusRoute: ServerRoute = {
       .header('Upload-Length', String(file.size))
       .header('Cache-Control', 'no-store');
   },
-};
+});

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { extname, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { apiError } from '../../../lib/errors.ts';
+import { defineRoute } from '../../route.ts';
 import { pagePolicy } from './security.ts';
 
 // Static files of the web UI: `web/` at /assets/…, and the SDK's browser build
@@ -33,7 +33,7 @@ export function assetFile(path: string): string | null {
   return file.startsWith(root + sep) ? file : null;
 }
 
-export const assetsRoute: ServerRoute = {
+export const assetsRoute = defineRoute({
   method: 'GET',
   path: '/assets/{path*}',
   options: {
@@ -42,7 +42,7 @@ export const assetsRoute: ServerRoute = {
     tags: ['web'],
     plugins: { valise: { rateLimited: false } },
     validate: {
-      params: Joi.object({
+      params: Joi.object<{ path: string }>({
         path: Joi.string()
           .max(256)
           .pattern(/^[\w./-]+$/, 'asset path')
@@ -51,7 +51,7 @@ export const assetsRoute: ServerRoute = {
     },
   },
   handler: async (request, h) => {
-    const path = (request.params as { path: string }).path;
+    const path = request.params.path;
     const file = assetFile(path);
     const body = file ? await readFile(file).catch(() => null) : null;
     if (!file || !body) throw apiError('not_found', 'No such asset.');
@@ -68,4 +68,4 @@ export const assetsRoute: ServerRoute = {
         .header('Cross-Origin-Resource-Policy', 'same-origin')
     );
   },
-};
+});

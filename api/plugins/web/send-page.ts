@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { ServerRoute } from '@hapi/hapi';
+import { defineRoute } from '../../route.ts';
 import { secureHtml } from './security.ts';
 
 // The sender page at /send. It is
@@ -7,10 +7,10 @@ import { secureHtml } from './security.ts';
 
 const SEND_PAGE = new URL('../../../web/send.html', import.meta.url);
 
-export const sendPageRoute: ServerRoute = {
+export const sendPageRoute = defineRoute({
   method: 'GET',
   path: '/send',
   options: { auth: false, description: 'Sender page', tags: ['web'] },
   handler: async (request, h) =>
     secureHtml(h.response(await readFile(SEND_PAGE, 'utf8')), request.server.app.services.config.api.publicBaseUrl),
-};
+});

@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { createWebhook } from '../../../lib/webhooks/service.ts';
+import { type CreateWebhookInput, createWebhook } from '../../../lib/webhooks/service.ts';
+import { defineRoute } from '../../route.ts';
 import { callerOf } from '../../types.ts';
 import { description, events, name, webhookUrl, webhookWithSecret } from './schemas.ts';
 
-export const createRoute: ServerRoute = {
+export const createRoute = defineRoute({
   method: 'POST',
   path: '/v1/webhooks',
   options: {
@@ -15,10 +15,12 @@ export const createRoute: ServerRoute = {
     tags: ['api', 'webhooks'],
     plugins: { valise: { scope: 'webhooks:manage', audit: { action: 'webhook.create', resourceType: 'webhook' } } },
     validate: {
-      payload: Joi.object({ url: webhookUrl.required(), events, name, description }).label('CreateWebhook'),
+      payload: Joi.object<CreateWebhookInput>({ url: webhookUrl.required(), events, name, description }).label(
+        'CreateWebhook',
+      ),
     },
     response: { status: { 201: webhookWithSecret } },
   },
   handler: async (request, h) =>
-    h.response(await createWebhook(request.server.app.services, callerOf(request), request.payload as never)).code(201),
-};
+    h.response(await createWebhook(request.server.app.services, callerOf(request), request.payload)).code(201),
+});

@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { listAttempts } from '../../../lib/webhooks/deliveries.ts';
+import { type AttemptQuery, listAttempts } from '../../../lib/webhooks/deliveries.ts';
+import { defineRoute } from '../../route.ts';
 import { id, idParams, pageQuery, text } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { deliveryAttemptList } from './schemas.ts';
 
-export const deliveriesRoute: ServerRoute = {
+export const deliveriesRoute = defineRoute({
   method: 'GET',
   path: '/v1/webhooks/{id}/deliveries',
   options: {
@@ -17,10 +17,9 @@ export const deliveriesRoute: ServerRoute = {
     plugins: { valise: { scope: 'webhooks:read' } },
     validate: {
       params: idParams,
-      query: Joi.object({ ...pageQuery(), event_id: text.max(100), delivery_id: id }),
+      query: Joi.object<AttemptQuery>({ ...pageQuery(), event_id: text.max(100), delivery_id: id }),
     },
     response: { schema: deliveryAttemptList },
   },
-  handler: (request) =>
-    listAttempts(request.server.app.services, callerOf(request), idParam(request), request.query as never),
-};
+  handler: (request) => listAttempts(request.server.app.services, callerOf(request), request.params.id, request.query),
+});

@@ -1,6 +1,6 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { EVENT_CATALOG, EVENT_ENVELOPE_SCHEMA } from '../../../lib/events/catalog.ts';
+import { defineRoute } from '../../route.ts';
 import { listEnvelope } from '../../schemas.ts';
 
 // The catalog is data fixed when the process starts, so the body is built once.
@@ -30,7 +30,7 @@ const eventType = Joi.object({
   data_schema: jsonSchema.required(),
 }).label('EventType');
 
-export const eventCatalogRoute: ServerRoute = {
+export const eventCatalogRoute = defineRoute({
   method: 'GET',
   path: '/v1/webhooks/events',
   options: {
@@ -46,4 +46,4 @@ export const eventCatalogRoute: ServerRoute = {
     },
   },
   handler: () => eventCatalogBody,
-};
+});

@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { redeliver } from '../../../lib/webhooks/deliveries.ts';
+import { defineRoute } from '../../route.ts';
 import { id } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { deliveryAttempt } from './schemas.ts';
 
-export const redeliverRoute: ServerRoute = {
+export const redeliverRoute = defineRoute({
   method: 'POST',
   path: '/v1/webhooks/{id}/deliveries/{deliveryId}/retry',
   options: {
@@ -22,14 +22,11 @@ export const redeliverRoute: ServerRoute = {
         audit: { action: 'webhook.redeliver', resourceType: 'webhook' },
       },
     },
-    validate: { params: Joi.object({ id: id.required(), deliveryId: id.required() }) },
+    validate: {
+      params: Joi.object<{ id: string; deliveryId: string }>({ id: id.required(), deliveryId: id.required() }),
+    },
     response: { schema: deliveryAttempt },
   },
   handler: (request) =>
-    redeliver(
-      request.server.app.services,
-      callerOf(request),
-      idParam(request),
-      (request.params as { deliveryId: string }).deliveryId,
-    ),
-};
+    redeliver(request.server.app.services, callerOf(request), request.params.id, request.params.deliveryId),
+});

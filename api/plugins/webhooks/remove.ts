@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { deleteWebhook } from '../../../lib/webhooks/service.ts';
+import { defineRoute } from '../../route.ts';
 import { id } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 
-export const removeRoute: ServerRoute = {
+export const removeRoute = defineRoute({
   method: 'DELETE',
   path: '/v1/webhooks',
   options: {
@@ -13,7 +13,7 @@ export const removeRoute: ServerRoute = {
     notes: 'The webhook `id` goes in the body.',
     tags: ['api', 'webhooks'],
     plugins: { valise: { scope: 'webhooks:manage', audit: { action: 'webhook.delete', resourceType: 'webhook' } } },
-    validate: { payload: Joi.object({ id: id.required() }).label('DeleteWebhook') },
+    validate: { payload: Joi.object<{ id: string }>({ id: id.required() }).label('DeleteWebhook') },
     response: {
       schema: Joi.object({
         id: id.required(),
@@ -22,6 +22,5 @@ export const removeRoute: ServerRoute = {
       }).label('DeletedWebhook'),
     },
   },
-  handler: (request) =>
-    deleteWebhook(request.server.app.services, callerOf(request), (request.payload as { id: string }).id),
-};
+  handler: (request) => deleteWebhook(request.server.app.services, callerOf(request), request.payload.id),
+});

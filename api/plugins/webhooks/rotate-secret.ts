@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import { rotateWebhookSecret } from '../../../lib/webhooks/service.ts';
+import { defineRoute } from '../../route.ts';
 import { idParams, timestamp } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { webhookWithSecret } from './schemas.ts';
 
-export const rotateSecretRoute: ServerRoute = {
+export const rotateSecretRoute = defineRoute({
   method: 'POST',
   path: '/v1/webhooks/{id}/rotate-secret',
   options: {
@@ -18,5 +18,5 @@ export const rotateSecretRoute: ServerRoute = {
     validate: { params: idParams },
     response: { schema: webhookWithSecret.keys({ previous_secret_expires_at: timestamp.required() }) },
   },
-  handler: (request) => rotateWebhookSecret(request.server.app.services, callerOf(request), idParam(request)),
-};
+  handler: (request) => rotateWebhookSecret(request.server.app.services, callerOf(request), request.params.id),
+});

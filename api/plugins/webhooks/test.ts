@@ -1,10 +1,10 @@
-import type { ServerRoute } from '@hapi/hapi';
 import { sendTestPing } from '../../../lib/webhooks/deliveries.ts';
+import { defineRoute } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
-import { callerOf, idParam } from '../../types.ts';
+import { callerOf } from '../../types.ts';
 import { deliveryAttempt } from './schemas.ts';
 
-export const testRoute: ServerRoute = {
+export const testRoute = defineRoute({
   method: 'POST',
   path: '/v1/webhooks/{id}/test',
   options: {
@@ -24,5 +24,5 @@ export const testRoute: ServerRoute = {
     validate: { params: idParams },
     response: { schema: deliveryAttempt },
   },
-  handler: (request) => sendTestPing(request.server.app.services, callerOf(request), idParam(request)),
-};
+  handler: (request) => sendTestPing(request.server.app.services, callerOf(request), request.params.id),
+});

@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { updateWebhook } from '../../../lib/webhooks/service.ts';
+import { type UpdateWebhookInput, updateWebhook } from '../../../lib/webhooks/service.ts';
+import { defineRoute } from '../../route.ts';
 import { id } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { description, events, name, webhook, webhookUrl } from './schemas.ts';
 
-export const updateRoute: ServerRoute = {
+export const updateRoute = defineRoute({
   method: 'PATCH',
   path: '/v1/webhooks',
   options: {
@@ -15,11 +15,18 @@ export const updateRoute: ServerRoute = {
     tags: ['api', 'webhooks'],
     plugins: { valise: { scope: 'webhooks:manage', audit: { action: 'webhook.update', resourceType: 'webhook' } } },
     validate: {
-      payload: Joi.object({ id: id.required(), url: webhookUrl, events, name, description, is_active: Joi.boolean() })
+      payload: Joi.object<UpdateWebhookInput>({
+        id: id.required(),
+        url: webhookUrl,
+        events,
+        name,
+        description,
+        is_active: Joi.boolean(),
+      })
         .min(2)
         .label('UpdateWebhook'),
     },
     response: { schema: webhook },
   },
-  handler: (request) => updateWebhook(request.server.app.services, callerOf(request), request.payload as never),
-};
+  handler: (request) => updateWebhook(request.server.app.services, callerOf(request), request.payload),
+});
