@@ -25,6 +25,8 @@ scripts/stack.sh status dev >/dev/null 2>&1 || scripts/stack.sh start dev
 ensure_database "$database"
 export_test_env "$database" "valise-devtest-$name"
 npm run -s migrate >&2
+# The web pages load the built SDK (sdk/dist), as make test builds it.
+npx --no -- tsc -p sdk/tsconfig.json >&2
 
 # The worker runs this checkout's code; it stops with the run.
 mkdir -p "$LOGS"
