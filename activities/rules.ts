@@ -4,7 +4,7 @@ import type { Config } from '../lib/config.ts';
 import { unseal } from '../lib/crypto/secrets.ts';
 import { createAuditQueries } from '../lib/db/queries/audit.ts';
 import { createEventQueries, type DispatchableEvent } from '../lib/db/queries/events.ts';
-import { createRuleQueries, type ExecutionStatus, type RuleRow } from '../lib/db/queries/rules.ts';
+import { createRuleQueries, type RuleRow } from '../lib/db/queries/rules.ts';
 import { createTransferQueries, type TransferRow } from '../lib/db/queries/transfers.ts';
 import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
@@ -14,6 +14,7 @@ import { describeEvent, fillIn, placeholders } from '../lib/rules/describe.ts';
 import { eventView } from '../lib/transfers/create.ts';
 import { limitsFor } from '../lib/transfers/limits.ts';
 import { shareUrl } from '../lib/transfers/present.ts';
+import type { RuleExecutionStatus } from '../lib/vocabulary.ts';
 import { postJson } from '../lib/webhooks/post.ts';
 import { deliveryHeaders } from '../lib/webhooks/signature.ts';
 import { envelopeOf } from './webhooks.ts';
@@ -236,7 +237,7 @@ export function createRuleActivities(deps: RuleActivityDeps) {
 
     async finishRuleRun(input: {
       executionId: string;
-      status: Exclude<ExecutionStatus, 'running'>;
+      status: Exclude<RuleExecutionStatus, 'running'>;
       error: string | null;
       durationMs: number;
     }): Promise<void> {

@@ -7,7 +7,7 @@ import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto/key-wrap.ts';
 import { createAuditQueries } from '../lib/db/queries/audit.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
-import { createTransferQueries, type ScanStatus, type TransferRow } from '../lib/db/queries/transfers.ts';
+import { createTransferQueries, type TransferRow } from '../lib/db/queries/transfers.ts';
 import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { approvalDecisionMail, approvalRequestMail, shareLinkMail } from '../lib/mail/templates.ts';
@@ -16,6 +16,7 @@ import type { ObjectStore } from '../lib/storage/object-store.ts';
 import { openContent } from '../lib/transfers/content.ts';
 import { eventView } from '../lib/transfers/create.ts';
 import { scanWarning, shareUrl } from '../lib/transfers/present.ts';
+import type { ScanStatus, TransferStatus } from '../lib/vocabulary.ts';
 
 export type TransferActivityDeps = {
   config: Config;
@@ -204,7 +205,11 @@ export function createTransferActivities(deps: TransferActivityDeps) {
     },
 
     /** Ends a transfer: status, crypto-shredding of its keys, the event; then deletion of its objects. */
-    async endTransfer(transferId: string, status: 'expired' | 'deleted', reason: string): Promise<void> {
+    async endTransfer(
+      transferId: string,
+      status: Extract<TransferStatus, 'expired' | 'deleted'>,
+      reason: string,
+    ): Promise<void> {
       const type = status === 'expired' ? 'transfer.expired' : 'transfer.deleted';
       await db.transaction(async (tx) => {
         const ended = await createTransferQueries(tx).end(transferId, status, reason);

@@ -31,7 +31,12 @@ export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 export const APPROVAL_DECISIONS = ['approved', 'rejected'] as const;
 export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
 
-/** A file's malware scan. */
+/**
+ * What the malware scan says of a file, and of its transfer (the weakest of its
+ * files): `not_scanned_too_large` when clamd could not read all of a file (its
+ * stream, file or scan size, or archive nesting limits), `not_scanned_e2e` for
+ * ciphertext.
+ */
 export const SCAN_STATUSES = ['pending', 'clean', 'infected', 'not_scanned_too_large', 'not_scanned_e2e'] as const;
 export type ScanStatus = (typeof SCAN_STATUSES)[number];
 

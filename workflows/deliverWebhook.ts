@@ -1,6 +1,6 @@
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { AttemptOutcome, createWebhookActivities } from '../activities/webhooks.ts';
-import type { DeliveryTrigger } from '../lib/db/queries/deliveries.ts';
+import type { DeliveryTrigger } from '../lib/vocabulary.ts';
 import { STORAGE_RETRY } from './retry-policies.ts';
 
 type Activities = ReturnType<typeof createWebhookActivities>;

@@ -7,7 +7,7 @@
 // Imported by the workflows (runRule signals the transfer's workflow) and by
 // the API and the dispatcher that start them: pure functions, nothing else.
 
-import type { DeliveryTrigger } from '../lib/db/queries/deliveries.ts';
+import type { DeliveryTrigger } from '../lib/vocabulary.ts';
 
 /** `transferLifecycle`: one per transfer. */
 export const transferWorkflowId = (transferId: string) => `transfer-${transferId}`;

@@ -1,5 +1,6 @@
 import { ActivityFailure, condition, defineSignal, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createTransferActivities } from '../activities/transfers.ts';
+import type { ApprovalDecision } from '../lib/vocabulary.ts';
 import { FIRST_LOOK_RETRY, MAIL_RETRY, SCAN_RETRY, STORAGE_RETRY } from './retry-policies.ts';
 
 type Activities = ReturnType<typeof createTransferActivities>;
@@ -22,7 +23,7 @@ const firstLook = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds
 
 export const fileUploadedSignal = defineSignal<[string]>('fileUploaded');
 export const revokedSignal = defineSignal('revoked');
-export const approvalDecidedSignal = defineSignal<['approved' | 'rejected']>('approvalDecided');
+export const approvalDecidedSignal = defineSignal<[ApprovalDecision]>('approvalDecided');
 export const expiryExtendedSignal = defineSignal<[string]>('expiryExtended');
 
 /**

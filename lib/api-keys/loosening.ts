@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net';
-import { type KeyType, scopesBeyond } from './scopes.ts';
+import type { KeyType } from '../vocabulary.ts';
+import { scopesBeyond } from './scopes.ts';
 
 // A key holding api_keys:manage edits keys of its environment, some stronger
 // than itself (docs/api-keys.md, "Stronger keys"). Loosening a stronger key

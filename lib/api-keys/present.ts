@@ -1,6 +1,5 @@
 import type { ApiKeyRow } from '../db/queries/api-keys.ts';
-import type { KeyType } from './scopes.ts';
-import type { Environment } from './values.ts';
+import type { Environment, KeyType } from '../vocabulary.ts';
 
 /** Who is calling: resolved from the bearer key by the auth scheme. */
 export type Caller = {

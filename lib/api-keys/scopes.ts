@@ -1,3 +1,5 @@
+import type { KeyType } from '../vocabulary.ts';
+
 // The scope catalog. Scopes read `resource:action`; `*` satisfies anything.
 // docs/api-keys.md explains each one and which routes require it.
 export const SCOPES = [
@@ -46,8 +48,6 @@ export const SENSITIVE_SCOPES: readonly Scope[] = [
 ];
 
 export const DEFAULT_SCOPES: Scope[] = ['transfers:read', 'transfers:write'];
-
-export type KeyType = 'full' | 'restricted';
 
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);

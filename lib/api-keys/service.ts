@@ -4,11 +4,12 @@ import { createEventQueries } from '../db/queries/events.ts';
 import { apiError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import type { Environment, KeyType } from '../vocabulary.ts';
 import { isStronger, loosenedFields } from './loosening.ts';
 import { type MfaNeed, mfaRequired, verifyMfaCode } from './mfa.ts';
 import { type Caller, NEVER_SHOWN_AGAIN, presentApiKey, tenantOf } from './present.ts';
-import { type KeyType, scopesBeyond, sensitiveScopesGranted } from './scopes.ts';
-import { type Environment, generateKeyValue, hashKeyValue, mintableEnvironments } from './values.ts';
+import { scopesBeyond, sensitiveScopesGranted } from './scopes.ts';
+import { generateKeyValue, hashKeyValue, mintableEnvironments } from './values.ts';
 
 export type CreateApiKeyInput = {
   name: string;

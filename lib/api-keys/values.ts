@@ -1,12 +1,10 @@
 import { constantTimeEqual, hmacSha256, randomBase62 } from '../crypto/secrets.ts';
-import type { KeyType } from './scopes.ts';
-
-export type Environment = 'live' | 'test' | 'sandbox';
+import { ENVIRONMENTS, type Environment, isOneOf, type KeyType } from '../vocabulary.ts';
 
 // Key values: `svc_<env>_` (full), `svc_rk_<env>_` (restricted live/test) or
 // `svc_sandbox_` (every sandbox key), then 40 base62 characters (238 bits).
 const SECRET_LENGTH = 40;
-const KEY_PATTERN = /^svc_(?:(rk)_)?(live|test|sandbox)_([0-9A-Za-z]{40})$/;
+const KEY_PATTERN = new RegExp(`^svc_(?:(rk)_)?(${ENVIRONMENTS.join('|')})_([0-9A-Za-z]{${SECRET_LENGTH}})$`);
 
 const MINTABLE: Record<Environment, readonly Environment[]> = {
   live: ['live', 'test'],
@@ -38,9 +36,9 @@ export function generateKeyValue(environment: Environment, keyType: KeyType): { 
 export function parseKeyValue(value: string): { environment: Environment; restricted: boolean } | null {
   const match = KEY_PATTERN.exec(value);
   if (!match) return null;
-  const environment = match[2] as Environment;
+  const environment = match[2];
   const restricted = match[1] === 'rk';
-  if (restricted && environment === 'sandbox') return null;
+  if (!isOneOf(ENVIRONMENTS, environment) || (restricted && environment === 'sandbox')) return null;
   return { environment, restricted };
 }
 

@@ -1,4 +1,4 @@
-import { REVOCATION_REASONS } from '../api-keys/revocation.ts';
+import { REVOCATION_REASONS } from '../vocabulary.ts';
 // The catalog of event types, as data: what `GET /v1/webhooks/events` serves,
 // what docs/events.md is generated from (scripts/events-doc.ts), and what
 // automation rules and webhook subscriptions are checked against.

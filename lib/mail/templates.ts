@@ -1,4 +1,5 @@
 import { formatBytes } from '../format.ts';
+import type { ApprovalDecision } from '../vocabulary.ts';
 
 // The mail Valise sends, as plain text and simple HTML. Titles, names, notes
 // and messages come from users: in the HTML every one is escaped; single-line
@@ -90,7 +91,7 @@ export function approvalRequestMail(input: ApprovalRequestMailInput): MailMessag
 export type ApprovalDecisionMailInput = {
   to: string;
   transferTitle: string;
-  decision: 'approved' | 'rejected';
+  decision: ApprovalDecision;
   /** The reviewer's note, if any. */
   note?: string | null | undefined;
 };

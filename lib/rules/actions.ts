@@ -1,30 +1,17 @@
 import { apiError } from '../errors.ts';
 import { checkWebhookUrl } from '../net/ssrf.ts';
+import { isOneOf, RULE_ACTION_TYPES, type RuleActionType } from '../vocabulary.ts';
 
 // What a rule does when it matches (spec: Automation rules, action_type), and
 // the `action_config` each action takes. The API validates configs with
 // normaliseActionConfig before storing them; the worker runs stored configs.
 
-export const ACTION_TYPES = [
-  'webhook',
-  'trigger_webhook',
-  'slack_notify',
-  'email_recipient',
-  'email_workspace',
-  'tag_transfer',
-  'untag_transfer',
-  'extend_expiry',
-  'archive_transfer',
-] as const;
-export type ActionType = (typeof ACTION_TYPES)[number];
-
-const known: ReadonlySet<string> = new Set(ACTION_TYPES);
-export function isActionType(value: unknown): value is ActionType {
-  return typeof value === 'string' && known.has(value);
+export function isActionType(value: unknown): value is RuleActionType {
+  return isOneOf(RULE_ACTION_TYPES, value);
 }
 
 /** Actions that POST to a customer URL, signed like webhook deliveries with the rule's own `whsec_` secret. */
-export const SIGNED_ACTIONS: readonly ActionType[] = ['webhook', 'trigger_webhook'];
+export const SIGNED_ACTIONS: readonly RuleActionType[] = ['webhook', 'trigger_webhook'];
 export const usesSigningSecret = (actionType: string) => (SIGNED_ACTIONS as readonly string[]).includes(actionType);
 
 /**
@@ -32,7 +19,7 @@ export const usesSigningSecret = (actionType: string) => (SIGNED_ACTIONS as read
  * rule with one is created, changed and deleted only by a key that also holds
  * this scope (docs/rules.md, "Scopes of actions").
  */
-export const URL_ACTIONS: readonly ActionType[] = ['webhook', 'trigger_webhook', 'slack_notify'];
+export const URL_ACTIONS: readonly RuleActionType[] = ['webhook', 'trigger_webhook', 'slack_notify'];
 export const URL_ACTION_SCOPE = 'webhooks:manage';
 export const callsUrl = (actionType: string) => (URL_ACTIONS as readonly string[]).includes(actionType);
 
@@ -41,12 +28,12 @@ export const callsUrl = (actionType: string) => (URL_ACTIONS as readonly string[
  * `email_recipient` mails the transfer's own recipient, `email_workspace` the
  * workspace owner. A config holds no address.
  */
-export const MAIL_ACTIONS: readonly ActionType[] = ['email_recipient', 'email_workspace'];
+export const MAIL_ACTIONS: readonly RuleActionType[] = ['email_recipient', 'email_workspace'];
 const MAIL_TARGETS =
   "mail actions take no address: `email_recipient` mails the transfer's recipient, `email_workspace` the workspace owner";
 
 /** The members each action's config may have; any other member is refused. */
-export const ACTION_CONFIG_MEMBERS: Readonly<Record<ActionType, readonly string[]>> = {
+export const ACTION_CONFIG_MEMBERS: Readonly<Record<RuleActionType, readonly string[]>> = {
   webhook: ['url'],
   trigger_webhook: ['url'],
   slack_notify: ['webhook_url'],
@@ -118,7 +105,7 @@ function positiveAmount(value: unknown, param: string): number {
  * takes.
  */
 export function normaliseActionConfig(
-  actionType: ActionType,
+  actionType: RuleActionType,
   config: unknown,
   options: TargetOptions,
 ): Record<string, unknown> {
@@ -190,7 +177,10 @@ export function normaliseActionConfig(
  * PATCH changes `action_type` without sending `action_config`, these carry over
  * (webhook to trigger_webhook keeps `url`) and the rest is dropped.
  */
-export function carryOverConfig(actionType: ActionType, previous: Record<string, unknown>): Record<string, unknown> {
+export function carryOverConfig(
+  actionType: RuleActionType,
+  previous: Record<string, unknown>,
+): Record<string, unknown> {
   const allowed = ACTION_CONFIG_MEMBERS[actionType];
   const out: Record<string, unknown> = {};
   for (const member of allowed) if (Object.hasOwn(previous, member)) out[member] = previous[member];

@@ -7,9 +7,16 @@ import { apiError, notFound } from '../errors.ts';
 import { RULE_TRIGGERS } from '../events/catalog.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import {
+  ENCRYPTION_MODES,
+  type EncryptionMode,
+  isOneOf,
+  type RuleActionType,
+  TRANSFER_STATUSES,
+  type TransferStatus,
+} from '../vocabulary.ts';
 import { generateWebhookSecret } from '../webhooks/signature.ts';
 import {
-  type ActionType,
   callsUrl,
   carryOverConfig,
   isActionType,
@@ -34,16 +41,14 @@ export function isRuleTrigger(value: unknown): value is RuleTrigger {
   return typeof value === 'string' && triggers.has(value);
 }
 
-const TRANSFER_STATUSES = ['active', 'expired', 'deleted', 'scanning'] as const;
-const ENCRYPTION_MODES = ['server', 'e2e'] as const;
 export const CONDITION_KEYS = ['encryption_mode', 'min_files', 'status', 'recipient_email', 'country_code'] as const;
 /** min_files above this cannot match any transfer. */
 export const MAX_MIN_FILES = 1_000_000;
 
 export type TriggerConditions = {
-  encryption_mode?: (typeof ENCRYPTION_MODES)[number];
+  encryption_mode?: EncryptionMode;
   min_files?: number;
-  status?: (typeof TRANSFER_STATUSES)[number];
+  status?: TransferStatus;
   recipient_email?: string;
   country_code?: string;
 };
@@ -53,7 +58,7 @@ export type RuleDefinition = {
   description: string | null;
   trigger_event: RuleTrigger;
   trigger_conditions: TriggerConditions | null;
-  action_type: ActionType;
+  action_type: RuleActionType;
   action_config: Record<string, unknown>;
   is_enabled: boolean;
 };
@@ -102,7 +107,7 @@ export function checkTrigger(value: unknown): RuleTrigger {
   return value;
 }
 
-export function checkActionType(value: unknown): ActionType {
+export function checkActionType(value: unknown): RuleActionType {
   if (!isActionType(value)) {
     throw invalid('action_type', '`action_type` is not a supported action. See docs/rules.md for the list.');
   }
@@ -121,7 +126,9 @@ export function normaliseTriggerConditions(value: unknown): TriggerConditions | 
     const param = `trigger_conditions.${key}`;
     switch (key) {
       case 'encryption_mode':
-        if (raw !== 'server' && raw !== 'e2e') throw invalid(param, `\`${param}\` must be \`server\` or \`e2e\`.`);
+        if (!isOneOf(ENCRYPTION_MODES, raw)) {
+          throw invalid(param, `\`${param}\` must be ${ENCRYPTION_MODES.map((mode) => `\`${mode}\``).join(' or ')}.`);
+        }
         out.encryption_mode = raw;
         break;
       case 'min_files':

@@ -3,6 +3,7 @@ import { type Keyring, unwrapDataKey } from '../crypto/key-wrap.ts';
 import { createDecryptStream, createHeader, plaintextRangeToBlobRange } from '../crypto/segmented-aead.ts';
 import type { FileRow } from '../db/queries/transfers.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import type { EncryptionMode } from '../vocabulary.ts';
 import { SEGMENT_SIZE } from './parts.ts';
 
 export type ContentDeps = { objects: ObjectStore; keyring: Keyring };
@@ -18,7 +19,7 @@ export class ContentDestroyedError extends Error {}
 export async function openContent(
   deps: ContentDeps,
   file: FileRow,
-  mode: 'server' | 'e2e',
+  mode: EncryptionMode,
   range?: { start: number; end: number },
 ): Promise<Readable> {
   if (mode === 'e2e') return deps.objects.read(file.object_key, range);

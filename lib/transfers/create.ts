@@ -8,6 +8,7 @@ import { createEventQueries } from '../db/queries/events.ts';
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
 import { apiError } from '../errors.ts';
 import type { Services } from '../services.ts';
+import type { EncryptionMode } from '../vocabulary.ts';
 import { limitsFor, type TransferLimits } from './limits.ts';
 import { PART_PLAINTEXT, storedSize } from './parts.ts';
 import { presentTransfer, shareUrl } from './present.ts';
@@ -19,7 +20,7 @@ export type CreateTransferInput = {
   password?: string | undefined;
   recipient?: string | undefined;
   transfer_title?: string | undefined;
-  encryption_mode?: 'server' | 'e2e' | undefined;
+  encryption_mode?: EncryptionMode | undefined;
   approval_required?: boolean | undefined;
 };
 
@@ -123,7 +124,7 @@ export function uploadUrlFor(services: Services, transfer: TransferRow, file: Fi
   };
 }
 
-function checkLimits(limits: TransferLimits, mode: 'server' | 'e2e', input: CreateTransferInput) {
+function checkLimits(limits: TransferLimits, mode: EncryptionMode, input: CreateTransferInput) {
   if (input.files.length > limits.maxFiles) {
     throw apiError('validation_error', `At most ${limits.maxFiles} files per transfer.`, { param: 'files' });
   }

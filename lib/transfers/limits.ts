@@ -1,5 +1,5 @@
-import type { Environment } from '../api-keys/values.ts';
 import type { Config } from '../config.ts';
+import type { Environment } from '../vocabulary.ts';
 
 export type TransferLimits = {
   maxFileBytes: number;

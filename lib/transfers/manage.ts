@@ -5,6 +5,7 @@ import { createTransferQueries, type TransferFilters } from '../db/queries/trans
 import { apiError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import type { ApprovalDecision } from '../vocabulary.ts';
 import { eventView } from './create.ts';
 import { limitsFor } from './limits.ts';
 import { presentTransfer } from './present.ts';
@@ -57,7 +58,7 @@ export async function revokeTransfer(services: Services, caller: Caller, id: str
   return presentTransfer(services.config, transfer, files);
 }
 
-export type ApprovalInput = { decision: 'approved' | 'rejected'; note?: string | undefined };
+export type ApprovalInput = { decision: ApprovalDecision; note?: string | undefined };
 
 export async function decideApproval(services: Services, caller: Caller, id: string, input: ApprovalInput) {
   const row = await services.db.transaction(async (tx) => {

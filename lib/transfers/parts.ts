@@ -1,4 +1,5 @@
 import { encryptedSize, HEADER_SIZE, TAG_SIZE } from '../crypto/segmented-aead.ts';
+import type { EncryptionMode } from '../vocabulary.ts';
 
 // How a file is cut into S3 multipart parts. Parts hold whole encryption
 // segments, so an interrupted upload resumes at a part boundary, which is
@@ -10,7 +11,7 @@ export const PART_PLAINTEXT = 128 * SEGMENT_SIZE;
 
 export type Part = { number: number; plainStart: number; plainEnd: number; blobBytes: number };
 
-export function partPlan(size: number, mode: 'server' | 'e2e'): Part[] {
+export function partPlan(size: number, mode: EncryptionMode): Part[] {
   const count = Math.max(1, Math.ceil(size / PART_PLAINTEXT));
   const parts: Part[] = [];
   for (let index = 0; index < count; index++) {
@@ -24,6 +25,6 @@ export function partPlan(size: number, mode: 'server' | 'e2e'): Part[] {
   return parts;
 }
 
-export function storedSize(size: number, mode: 'server' | 'e2e'): number {
+export function storedSize(size: number, mode: EncryptionMode): number {
   return mode === 'e2e' ? size : encryptedSize(size, SEGMENT_SIZE);
 }

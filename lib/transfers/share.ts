@@ -1,6 +1,7 @@
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
 import { apiError } from '../errors.ts';
 import type { Services } from '../services.ts';
+import type { BlockedReason } from '../vocabulary.ts';
 import { scanWarning } from './present.ts';
 import { checkPassword, type Requester, unlockToken } from './share-passwords.ts';
 
@@ -10,23 +11,9 @@ import { checkPassword, type Requester, unlockToken } from './share-passwords.ts
 // served in download-links.ts; docs/transfers.md ("Download", "Passwords",
 // "Download links") says the same for people.
 
-/** Why a transfer cannot be downloaded right now, or null when it can. */
-export const BLOCKED_REASONS = [
-  'uploading',
-  'scanning',
-  'awaiting_approval',
-  'rejected',
-  'limit_reached',
-  'expired',
-  'revoked',
-  'infected',
-  'upload_incomplete',
-] as const;
-export type Blocked = (typeof BLOCKED_REASONS)[number];
+const GONE: ReadonlySet<BlockedReason> = new Set(['expired', 'revoked', 'infected', 'upload_incomplete']);
 
-const GONE: ReadonlySet<Blocked> = new Set(['expired', 'revoked', 'infected', 'upload_incomplete']);
-
-const MESSAGES: Record<Blocked, string> = {
+const MESSAGES: Record<BlockedReason, string> = {
   uploading: 'The sender is still uploading these files.',
   scanning: 'These files are being checked for malware. Try again in a moment.',
   awaiting_approval: 'This transfer is waiting for approval.',
@@ -38,7 +25,7 @@ const MESSAGES: Record<Blocked, string> = {
   upload_incomplete: 'The upload was never completed, so the transfer was removed.',
 };
 
-export function blockedReason(transfer: TransferRow, nowMs = Date.now()): Blocked | null {
+export function blockedReason(transfer: TransferRow, nowMs = Date.now()): BlockedReason | null {
   if (transfer.status === 'expired' || (transfer.status === 'active' && transfer.expires_at.getTime() <= nowMs)) {
     return 'expired';
   }
@@ -54,9 +41,9 @@ export function blockedReason(transfer: TransferRow, nowMs = Date.now()): Blocke
 }
 
 /** The sentence shown for a blocked state. */
-export const blockedMessage = (reason: Blocked): string => MESSAGES[reason];
+export const blockedMessage = (reason: BlockedReason): string => MESSAGES[reason];
 
-export function blockedError(reason: Blocked) {
+export function blockedError(reason: BlockedReason) {
   return GONE.has(reason)
     ? apiError('not_found', MESSAGES[reason], { status: 410, details: { reason } })
     : apiError('forbidden', MESSAGES[reason], { details: { reason } });
@@ -70,7 +57,7 @@ export async function findShared(services: Services, shortCode: string) {
 }
 
 /** Why a transfer is over for good (410 and nothing else is shown), or null while it is not. */
-export function endedReason(transfer: TransferRow): Blocked | null {
+export function endedReason(transfer: TransferRow): BlockedReason | null {
   const reason = blockedReason(transfer);
   return reason && GONE.has(reason) ? reason : null;
 }

@@ -1,11 +1,12 @@
 import type { AttemptOutcome } from '../../activities/webhooks.ts';
 import { type Caller, tenantOf } from '../api-keys/present.ts';
-import { type AttemptRow, createDeliveryQueries, type DeliveryTrigger } from '../db/queries/deliveries.ts';
+import { type AttemptRow, createDeliveryQueries } from '../db/queries/deliveries.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createWebhookQueries } from '../db/queries/webhooks.ts';
 import { notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import type { DeliveryTrigger } from '../vocabulary.ts';
 
 /** Runs one attempt on the workers and waits for it (lib/temporal.ts). */
 export type WebhookDeliverer = {

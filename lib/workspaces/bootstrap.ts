@@ -1,12 +1,11 @@
 import type { DatabasePool } from 'slonik';
-import { type Environment, generateKeyValue, hashKeyValue } from '../api-keys/values.ts';
+import { generateKeyValue, hashKeyValue } from '../api-keys/values.ts';
 import { seal } from '../crypto/secrets.ts';
 import { generateTotpSecret } from '../crypto/totp.ts';
 import { createApiKeyQueries } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createWorkspaceQueries } from '../db/queries/workspaces.ts';
-
-const ENVIRONMENTS: Environment[] = ['live', 'test', 'sandbox'];
+import { ENVIRONMENTS, type Environment } from '../vocabulary.ts';
 
 export type BootstrapResult = {
   workspace_id: string;

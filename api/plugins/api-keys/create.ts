@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { type CreateApiKeyInput, createApiKey } from '../../../lib/api-keys/service.ts';
+import { ENVIRONMENTS, KEY_TYPES } from '../../../lib/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
 import { callerOf } from '../../types.ts';
 import { allowedIps, apiKeyWithValue, description, maxUses, mfaCode, name, scopes } from './schemas.ts';
@@ -18,8 +19,10 @@ export const createRoute = defineRoute({
       payload: Joi.object<CreateApiKeyInput>({
         name: name.required(),
         description,
-        environment: Joi.string().valid('live', 'test', 'sandbox'),
-        key_type: Joi.string().valid('full', 'restricted').default('full'),
+        environment: Joi.string().valid(...ENVIRONMENTS),
+        key_type: Joi.string()
+          .valid(...KEY_TYPES)
+          .default('full'),
         scopes,
         expires_in_days: Joi.number().positive().max(3650),
         allowed_ips: allowedIps,

@@ -1,10 +1,10 @@
 import Joi from 'joi';
-import type { RevocationReason } from '../../../lib/api-keys/revocation.ts';
 import { revokeApiKey } from '../../../lib/api-keys/service.ts';
+import { REVOCATION_REASONS, type RevocationReason } from '../../../lib/vocabulary.ts';
 import { defineRoute, orNull } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
-import { REVOCATION_REASONS, revokedApiKey } from './schemas.ts';
+import { revokedApiKey } from './schemas.ts';
 
 /** `reason` is accepted in the body or the query string. */
 type RevokeInput = { reason?: RevocationReason };

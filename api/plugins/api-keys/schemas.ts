@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { isIpOrCidr } from '../../../lib/net/ip-allow-list.ts';
+import { ENVIRONMENTS, KEY_TYPES } from '../../../lib/vocabulary.ts';
 import { id, listEnvelope, scope, text, timestamp } from '../../schemas.ts';
 
 const ipEntry = Joi.string()
@@ -22,9 +23,13 @@ export const apiKey = Joi.object({
   name: Joi.string().required(),
   description: Joi.string().allow('').required(),
   key_prefix: Joi.string().required(),
-  key_type: Joi.string().valid('full', 'restricted').required(),
+  key_type: Joi.string()
+    .valid(...KEY_TYPES)
+    .required(),
   scopes: Joi.array().items(Joi.string()).required(),
-  environment: Joi.string().valid('live', 'test', 'sandbox').required(),
+  environment: Joi.string()
+    .valid(...ENVIRONMENTS)
+    .required(),
   is_active: Joi.boolean().required(),
   allowed_ips: Joi.array().items(Joi.string()).required(),
   max_uses: Joi.number().integer().allow(null).required(),
@@ -50,5 +55,3 @@ export const rotatedApiKey = apiKeyWithValue
 export const revokedApiKey = apiKey.keys({ revoked: Joi.boolean().valid(true).required() }).label('RevokedApiKey');
 
 export const apiKeyList = listEnvelope(apiKey, 'ApiKeyList');
-
-export { REVOCATION_REASONS } from '../../../lib/api-keys/revocation.ts';

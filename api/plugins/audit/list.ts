@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { type AuditQuery, listAudit } from '../../../lib/audit/list.ts';
+import { AUDIT_OUTCOMES } from '../../../lib/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
 import { id, listEnvelope, pageQuery, text, timestamp } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
@@ -16,7 +17,9 @@ const auditEntry = Joi.object({
   ip_address: Joi.string().allow(null).required(),
   user_agent: Joi.string().allow(null, '').required(),
   country_code: Joi.string().allow(null).required(),
-  status: Joi.string().valid('success', 'failure').required(),
+  status: Joi.string()
+    .valid(...AUDIT_OUTCOMES)
+    .required(),
   request_id: Joi.string().allow(null).required(),
   metadata: Joi.object().unknown(true).required(),
   created_at: timestamp.required(),

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { ENVIRONMENTS, KEY_TYPES } from '../../../lib/vocabulary.ts';
 import { describeCaller } from '../../../lib/workspaces/me.ts';
 import { defineRoute } from '../../route.ts';
 import { id } from '../../schemas.ts';
@@ -21,10 +22,14 @@ export const meRoute = defineRoute({
           email: Joi.string().required(),
           role: Joi.string().required(),
         }).required(),
-        environment: Joi.string().valid('live', 'test', 'sandbox').required(),
+        environment: Joi.string()
+          .valid(...ENVIRONMENTS)
+          .required(),
         api_key: Joi.object({
           id: id.required(),
-          key_type: Joi.string().valid('full', 'restricted').required(),
+          key_type: Joi.string()
+            .valid(...KEY_TYPES)
+            .required(),
         }).required(),
         scopes: Joi.array().items(Joi.string()).required(),
       }).label('Me'),

@@ -1,7 +1,12 @@
 import Joi from 'joi';
 import { RULE_TRIGGERS } from '../../../lib/events/catalog.ts';
-import { ACTION_TYPES } from '../../../lib/rules/actions.ts';
 import { CONDITION_KEYS, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from '../../../lib/rules/service.ts';
+import {
+  ENCRYPTION_MODES,
+  RULE_ACTION_TYPES,
+  RULE_EXECUTION_STATUSES,
+  TRANSFER_STATUSES,
+} from '../../../lib/vocabulary.ts';
 import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
 
 // Joi checks the shape of a rule at the edge; lib/rules/service.ts checks
@@ -11,7 +16,7 @@ import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
 export const name = text.trim().min(1).max(MAX_NAME_LENGTH);
 export const description = text.trim().max(MAX_DESCRIPTION_LENGTH).allow('', null);
 export const triggerEvent = Joi.string().valid(...RULE_TRIGGERS);
-export const actionType = Joi.string().valid(...ACTION_TYPES);
+export const actionType = Joi.string().valid(...RULE_ACTION_TYPES);
 export const actionConfig = Joi.object()
   .unknown(true)
   .description(
@@ -35,9 +40,9 @@ export const ruleFields = {
 };
 
 const conditions = Joi.object({
-  encryption_mode: Joi.string().valid('server', 'e2e'),
+  encryption_mode: Joi.string().valid(...ENCRYPTION_MODES),
   min_files: Joi.number().integer().min(1),
-  status: Joi.string().valid('active', 'expired', 'deleted', 'scanning'),
+  status: Joi.string().valid(...TRANSFER_STATUSES),
   recipient_email: Joi.string(),
   country_code: Joi.string().length(2),
 }).label('RuleConditions');
@@ -77,7 +82,9 @@ export const ruleExecution = Joi.object({
   rule_id: id.required(),
   event_id: Joi.string().required(),
   event_type: Joi.string().required(),
-  status: Joi.string().valid('running', 'succeeded', 'failed', 'skipped').required(),
+  status: Joi.string()
+    .valid(...RULE_EXECUTION_STATUSES)
+    .required(),
   error: Joi.string().allow(null, '').required(),
   duration_ms: Joi.number().integer().allow(null).required(),
   attempts: Joi.number().integer().required(),

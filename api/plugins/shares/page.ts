@@ -6,7 +6,6 @@ import { ERROR_STATUS } from '../../../lib/errors.ts';
 import { formatBytes } from '../../../lib/format.ts';
 import { type DownloadLinksInput, issueDownloadLinks } from '../../../lib/transfers/download-links.ts';
 import {
-  type Blocked,
   blockedMessage,
   endedReason,
   findShared,
@@ -16,6 +15,7 @@ import {
   viewShared,
 } from '../../../lib/transfers/share.ts';
 import { unlockedBy } from '../../../lib/transfers/share-passwords.ts';
+import type { BlockedReason } from '../../../lib/vocabulary.ts';
 import { clientIp } from '../../client-ip.ts';
 import { defineRoute } from '../../route.ts';
 import { id, text } from '../../schemas.ts';
@@ -134,7 +134,7 @@ function html(request: AnyRequest, h: ResponseToolkit, body: string) {
 }
 
 /** Headings for each blocked state: the message under it comes from lib/transfers/share.ts. */
-const STATE_TITLES: Record<Blocked, string> = {
+const STATE_TITLES: Record<BlockedReason, string> = {
   uploading: 'Still uploading',
   scanning: 'Checking for malware',
   awaiting_approval: 'Awaiting approval',
@@ -156,13 +156,13 @@ function shownSize(shared: SharedView, size: number): number {
   }
 }
 
-function stateBox(reason: Blocked): string {
+function stateBox(reason: BlockedReason): string {
   return `<div class="notice notice-blocked" role="status" data-state="${escapeHtml(reason)}">
 <h2>${escapeHtml(STATE_TITLES[reason] ?? 'Not available')}</h2><p>${escapeHtml(blockedMessage(reason))}</p></div>`;
 }
 
 /** An ended transfer: that it is gone and why, nothing about what it was. */
-function endedPage(reason: Blocked): string {
+function endedPage(reason: BlockedReason): string {
   return shell('Not available · Valise', `<h1>Not available</h1>\n${stateBox(reason)}`);
 }
 

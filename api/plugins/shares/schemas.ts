@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { BLOCKED_REASONS } from '../../../lib/transfers/share.ts';
+import { BLOCKED_REASONS, ENCRYPTION_MODES } from '../../../lib/vocabulary.ts';
 import { orNull } from '../../route.ts';
 import { id, text, timestamp } from '../../schemas.ts';
 import { transferStatus } from '../transfers/schemas.ts';
@@ -34,7 +34,9 @@ export const sharedTransfer = Joi.object({
     .allow(null)
     .required()
     .description('Set when files were too large to be scanned for malware: a warning to show the recipient.'),
-  encryption_mode: Joi.string().valid('server', 'e2e').required(),
+  encryption_mode: Joi.string()
+    .valid(...ENCRYPTION_MODES)
+    .required(),
   password_required: Joi.boolean().required(),
   expires_at: timestamp.required(),
   downloads_remaining: Joi.number().integer().min(0).allow(null).required(),

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { type ApprovalInput, decideApproval } from '../../../lib/transfers/manage.ts';
+import { APPROVAL_DECISIONS } from '../../../lib/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
 import { idParams, text } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
@@ -24,7 +25,9 @@ export const approveRoute = defineRoute({
     validate: {
       params: idParams,
       payload: Joi.object<ApprovalInput>({
-        decision: Joi.string().valid('approved', 'rejected').required(),
+        decision: Joi.string()
+          .valid(...APPROVAL_DECISIONS)
+          .required(),
         note: text.max(2000).allow(''),
       }).label('ApprovalDecision'),
     },

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { type CreateTransferInput, createTransfer } from '../../../lib/transfers/create.ts';
 import { SHARE_PASSWORD_RULE, sharePasswordProblem } from '../../../lib/transfers/share-passwords.ts';
+import { ENCRYPTION_MODES } from '../../../lib/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
 import { text } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
@@ -36,7 +37,9 @@ export const createRoute = defineRoute({
         }),
         recipient: Joi.string().email({ tlds: false }).max(320),
         transfer_title: text.trim().max(200).allow(''),
-        encryption_mode: Joi.string().valid('server', 'e2e').default('server'),
+        encryption_mode: Joi.string()
+          .valid(...ENCRYPTION_MODES)
+          .default('server'),
         approval_required: Joi.boolean().default(false),
       }).label('CreateTransfer'),
     },

@@ -1,7 +1,8 @@
 import Joi from 'joi';
+import { APPROVAL_STATUSES, ENCRYPTION_MODES, TRANSFER_STATUSES, UPLOAD_STATES } from '../../../lib/vocabulary.ts';
 import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
 
-export const transferStatus = Joi.string().valid('active', 'expired', 'deleted', 'scanning');
+export const transferStatus = Joi.string().valid(...TRANSFER_STATUSES);
 
 export const transferFile = Joi.object({
   id: id.required(),
@@ -9,7 +10,9 @@ export const transferFile = Joi.object({
   name: Joi.string().required(),
   size: Joi.number().integer().min(0).required(),
   mime_type: Joi.string().required(),
-  upload_state: Joi.string().valid('pending', 'uploading', 'uploaded').required(),
+  upload_state: Joi.string()
+    .valid(...UPLOAD_STATES)
+    .required(),
   bytes_received: Joi.number().integer().min(0).required(),
   sha256: Joi.string().hex().length(64).allow(null).required(),
   scan_status: Joi.string().allow(null).required(),
@@ -22,7 +25,9 @@ export const transfer = Joi.object({
   transfer_title: Joi.string().allow(null).required(),
   status: transferStatus.required(),
   status_reason: Joi.string().allow(null).required(),
-  encryption_mode: Joi.string().valid('server', 'e2e').required(),
+  encryption_mode: Joi.string()
+    .valid(...ENCRYPTION_MODES)
+    .required(),
   scan_status: Joi.string().allow(null).required(),
   expires_at: timestamp.required(),
   total_downloads: Joi.number().integer().required(),
@@ -31,7 +36,10 @@ export const transfer = Joi.object({
   recipient: Joi.string().allow(null).required(),
   share_url: Joi.string().uri().required(),
   approval_required: Joi.boolean().required(),
-  approval_status: Joi.string().valid('pending', 'approved', 'rejected').allow(null).required(),
+  approval_status: Joi.string()
+    .valid(...APPROVAL_STATUSES)
+    .allow(null)
+    .required(),
   approved_at: timestamp.allow(null).required(),
   approved_by: id.allow(null).required(),
   approval_note: Joi.string().allow(null, '').required(),

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { DELIVERY_TRIGGERS } from '../../../lib/vocabulary.ts';
 import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
 
 export const webhookUrl = Joi.string()
@@ -43,7 +44,9 @@ export const deliveryAttempt = Joi.object({
   event_id: Joi.string().required(),
   event_type: Joi.string().required(),
   attempt: Joi.number().integer().min(1).required().description('1 for the first attempt of the delivery.'),
-  trigger: Joi.string().valid('scheduled', 'manual', 'test').required(),
+  trigger: Joi.string()
+    .valid(...DELIVERY_TRIGGERS)
+    .required(),
   url: Joi.string().required().description('Where it was sent.'),
   succeeded: Joi.boolean().required(),
   status_code: Joi.number().integer().allow(null).required().description('Null when no HTTP answer came.'),

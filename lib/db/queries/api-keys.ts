@@ -1,19 +1,18 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import { ENVIRONMENTS, type Environment, KEY_TYPES, type KeyType } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
-
-export const environmentSchema = z.enum(['live', 'test', 'sandbox']);
 
 export const apiKeyRow = z.object({
   id: z.uuid(),
   workspace_id: z.uuid(),
   user_id: z.uuid(),
-  environment: environmentSchema,
+  environment: z.enum(ENVIRONMENTS),
   name: z.string(),
   description: z.string(),
-  key_type: z.enum(['full', 'restricted']),
+  key_type: z.enum(KEY_TYPES),
   scopes: z.array(z.string()),
   is_active: z.boolean(),
   allowed_ips: z.array(z.string()),
@@ -45,7 +44,7 @@ const columns = sql.fragment`
   (SELECT s.key_prefix FROM api_key_secrets s WHERE s.api_key_id = k.id ORDER BY s.created_at DESC LIMIT 1) AS key_prefix
 `;
 
-export type Tenant = { workspaceId: string; environment: z.infer<typeof environmentSchema> };
+export type Tenant = { workspaceId: string; environment: Environment };
 
 export type NewApiKey = {
   workspaceId: string;
@@ -53,7 +52,7 @@ export type NewApiKey = {
   environment: Tenant['environment'];
   name: string;
   description: string;
-  keyType: 'full' | 'restricted';
+  keyType: KeyType;
   scopes: string[];
   allowedIps: string[];
   maxUses: number | null;

@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import { AUDIT_OUTCOMES, type AuditOutcome, ENVIRONMENTS } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
@@ -8,7 +9,7 @@ import type { Tenant } from './api-keys.ts';
 export const auditRow = z.object({
   id: z.uuid(),
   workspace_id: z.uuid(),
-  environment: z.enum(['live', 'test', 'sandbox']),
+  environment: z.enum(ENVIRONMENTS),
   actor_id: z.uuid().nullable(),
   api_key_id: z.uuid().nullable(),
   action: z.string(),
@@ -17,7 +18,7 @@ export const auditRow = z.object({
   ip_address: z.string().nullable(),
   user_agent: z.string().nullable(),
   country_code: z.string().nullable(),
-  status: z.enum(['success', 'failure']),
+  status: z.enum(AUDIT_OUTCOMES),
   request_id: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()),
   created_at: z.date(),
@@ -33,7 +34,7 @@ export type AuditEntry = Tenant & {
   ipAddress: string | null;
   userAgent: string | null;
   countryCode: string | null;
-  status: 'success' | 'failure';
+  status: AuditOutcome;
   requestId: string | null;
   metadata: Record<string, unknown>;
 };

@@ -1,18 +1,16 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import { DELIVERY_STATUSES, DELIVERY_TRIGGERS, type DeliveryTrigger } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
-
-export const DELIVERY_TRIGGERS = ['scheduled', 'manual', 'test'] as const;
-export type DeliveryTrigger = (typeof DELIVERY_TRIGGERS)[number];
 
 export const deliveryRow = z.object({
   id: z.uuid(),
   webhook_id: z.uuid(),
   event_id: z.string(),
   event_type: z.string(),
-  status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
+  status: z.enum(DELIVERY_STATUSES),
   attempt_count: z.number().int(),
   next_attempt_at: z.date().nullable(),
   created_at: z.date(),

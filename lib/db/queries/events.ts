@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { ENVIRONMENTS } from '../../vocabulary.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
 
 export const eventRow = z.object({
   id: z.string(),
   workspace_id: z.uuid(),
-  environment: z.enum(['live', 'test', 'sandbox']),
+  environment: z.enum(ENVIRONMENTS),
   type: z.string(),
   data: z.record(z.string(), z.unknown()),
   created_at: z.date(),

@@ -1,5 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { IDEMPOTENCY_STATES } from '../../vocabulary.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
 
@@ -7,7 +8,7 @@ const recordRow = z.object({
   /** null: a record from before records were bound to keys (migration 0010); it can no longer be replayed. */
   api_key_id: z.uuid().nullable(),
   request_fingerprint: z.string(),
-  state: z.enum(['in_progress', 'completed']),
+  state: z.enum(IDEMPOTENCY_STATES),
   response_status: z.number().int().nullable(),
   response_sealed: z.string().nullable(),
 });

@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import { ENVIRONMENTS, RULE_EXECUTION_STATUSES, type RuleExecutionStatus } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
@@ -15,7 +16,7 @@ const jsonObject = z.record(z.string(), z.unknown());
 export const ruleRow = z.object({
   id: z.uuid(),
   workspace_id: z.uuid(),
-  environment: z.enum(['live', 'test', 'sandbox']),
+  environment: z.enum(ENVIRONMENTS),
   name: z.string(),
   description: z.string().nullable(),
   trigger_event: z.string(),
@@ -31,17 +32,14 @@ export const ruleRow = z.object({
 });
 export type RuleRow = z.infer<typeof ruleRow>;
 
-export const EXECUTION_STATUSES = ['running', 'succeeded', 'failed', 'skipped'] as const;
-export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
-
 export const ruleExecutionRow = z.object({
   id: z.uuid(),
   rule_id: z.uuid(),
   workspace_id: z.uuid(),
-  environment: z.enum(['live', 'test', 'sandbox']),
+  environment: z.enum(ENVIRONMENTS),
   event_id: z.string(),
   event_type: z.string(),
-  status: z.enum(EXECUTION_STATUSES),
+  status: z.enum(RULE_EXECUTION_STATUSES),
   error: z.string().nullable(),
   duration_ms: z.number().int().nullable(),
   attempts: z.number().int(),
@@ -208,7 +206,7 @@ export function createRuleQueries(db: CommonQueryMethods) {
      */
     async finishExecution(
       id: string,
-      outcome: { status: Exclude<ExecutionStatus, 'running'>; error?: string | null; durationMs?: number | null },
+      outcome: { status: Exclude<RuleExecutionStatus, 'running'>; error?: string | null; durationMs?: number | null },
     ): Promise<RuleExecutionRow | null> {
       const counts = outcome.status === 'succeeded' || outcome.status === 'failed';
       const durationMs =

@@ -1,29 +1,34 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import {
+  APPROVAL_STATUSES,
+  type ApprovalDecision,
+  ENCRYPTION_MODES,
+  ENVIRONMENTS,
+  type EncryptionMode,
+  SCAN_STATUSES,
+  type ScanStatus,
+  TRANSFER_STATUSES,
+  type TransferStatus,
+  UPLOAD_STATES,
+} from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
 
-/**
- * What the scan says of a file, and of its transfer (the weakest of its files):
- * `not_scanned_too_large` when clamd could not read all of a file (its stream,
- * file or scan size, or archive nesting limits), `not_scanned_e2e` for ciphertext.
- */
-export const SCAN_STATUSES = ['pending', 'clean', 'infected', 'not_scanned_too_large', 'not_scanned_e2e'] as const;
-export type ScanStatus = (typeof SCAN_STATUSES)[number];
 const scanStatus = z.enum(SCAN_STATUSES).nullable();
 
 export const transferRow = z.object({
   id: z.uuid(),
   workspace_id: z.uuid(),
-  environment: z.enum(['live', 'test', 'sandbox']),
+  environment: z.enum(ENVIRONMENTS),
   user_id: z.uuid(),
   short_code: z.string(),
   transfer_title: z.string().nullable(),
-  status: z.enum(['active', 'expired', 'deleted', 'scanning']),
+  status: z.enum(TRANSFER_STATUSES),
   status_reason: z.string().nullable(),
-  encryption_mode: z.enum(['server', 'e2e']),
+  encryption_mode: z.enum(ENCRYPTION_MODES),
   scan_status: scanStatus,
   expires_at: z.date(),
   upload_deadline: z.date(),
@@ -32,7 +37,7 @@ export const transferRow = z.object({
   password_hash: z.string().nullable(),
   recipient: z.string().nullable(),
   approval_required: z.boolean(),
-  approval_status: z.enum(['pending', 'approved', 'rejected']).nullable(),
+  approval_status: z.enum(APPROVAL_STATUSES).nullable(),
   approved_at: z.date().nullable(),
   approved_by: z.uuid().nullable(),
   approval_note: z.string().nullable(),
@@ -55,7 +60,7 @@ export const fileRow = z.object({
   size: z.coerce.number().int(),
   mime_type: z.string(),
   object_key: z.string(),
-  upload_state: z.enum(['pending', 'uploading', 'uploaded']),
+  upload_state: z.enum(UPLOAD_STATES),
   multipart_upload_id: z.string().nullable(),
   parts: z.array(partSchema),
   bytes_received: z.coerce.number().int(),
@@ -85,7 +90,7 @@ export type NewTransfer = Tenant & {
   userId: string;
   shortCode: string;
   title: string | null;
-  encryptionMode: 'server' | 'e2e';
+  encryptionMode: EncryptionMode;
   expiresAt: Date;
   uploadDeadline: Date;
   maxDownloads: number | null;
@@ -231,7 +236,11 @@ export function createTransferQueries(db: CommonQueryMethods) {
     },
 
     /** Moves a transfer to a final state and destroys its data keys in the same statement. */
-    async end(id: string, status: 'expired' | 'deleted', reason: string): Promise<TransferRow | null> {
+    async end(
+      id: string,
+      status: Extract<TransferStatus, 'expired' | 'deleted'>,
+      reason: string,
+    ): Promise<TransferRow | null> {
       const ended = await db.maybeOne(sql.type(transferRow)`
         UPDATE transfers t SET status = ${status}, status_reason = ${reason}, ended_at = ms_now()
         WHERE t.id = ${id} AND t.status NOT IN ('expired', 'deleted')
@@ -289,7 +298,7 @@ export function createTransferQueries(db: CommonQueryMethods) {
         INSERT INTO transfer_downloads (transfer_id, ip_address, user_agent) VALUES (${id}, ${ip}, ${userAgent})`);
     },
 
-    async decideApproval(id: string, decision: 'approved' | 'rejected', approverId: string, note: string | null) {
+    async decideApproval(id: string, decision: ApprovalDecision, approverId: string, note: string | null) {
       const row = await db.one(sql.type(transferRow)`
         UPDATE transfers t
         SET approval_status = ${decision}, approved_by = ${approverId}, approval_note = ${note},

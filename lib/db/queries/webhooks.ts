@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import { ENVIRONMENTS } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
@@ -8,7 +9,7 @@ import type { Tenant } from './api-keys.ts';
 export const webhookRow = z.object({
   id: z.uuid(),
   workspace_id: z.uuid(),
-  environment: z.enum(['live', 'test', 'sandbox']),
+  environment: z.enum(ENVIRONMENTS),
   name: z.string(),
   description: z.string().nullable(),
   url: z.string(),

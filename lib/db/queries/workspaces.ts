@@ -1,20 +1,18 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { type Environment, MEMBER_ROLES } from '../../vocabulary.ts';
 import { sql } from '../sql.ts';
-import type { environmentSchema } from './api-keys.ts';
 
 const userRow = z.object({
   id: z.uuid(),
   workspace_id: z.uuid(),
   email: z.string(),
-  role: z.enum(['owner', 'admin', 'member']),
+  role: z.enum(MEMBER_ROLES),
   mfa_secret_sealed: z.string().nullable(),
 });
 export type UserRow = z.infer<typeof userRow>;
 
 const mfaSecretRow = z.object({ id: z.uuid(), mfa_secret_sealed: z.string().nullable() });
-
-type Environment = z.infer<typeof environmentSchema>;
 
 const workspaceRow = z.object({ id: z.uuid(), name: z.string(), created_at: z.date() });
 export type WorkspaceRow = z.infer<typeof workspaceRow>;
