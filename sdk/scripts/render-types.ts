@@ -61,7 +61,40 @@ export function renderTypes(document: OpenApiDocument): string {
     .sort();
   for (const operation of operations) out.push(`  ${JSON.stringify(operation)},`);
   out.push('] as const;', '');
+  out.push(
+    '/**',
+    ' * The allowed values of every enumerated query parameter and top-level body field, by operation:',
+    ' * what a client checks an argument against before sending it.',
+    ' */',
+    'export const REQUEST_ENUMS = {',
+  );
+  for (const [operation, fields] of requestEnums(document)) {
+    out.push(`  ${JSON.stringify(operation)}: {`);
+    for (const [field, values] of fields) out.push(`    ${field}: ${JSON.stringify(values)},`);
+    out.push('  },');
+  }
+  out.push('} as const;', '');
   return out.join('\n');
+}
+
+/** `METHOD /path` → field → its allowed values, both sorted, the values in the document's order. */
+function requestEnums(document: OpenApiDocument): Array<[string, Array<[string, unknown[]]>]> {
+  const table: Array<[string, Array<[string, unknown[]]>]> = [];
+  for (const [path, byMethod] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(byMethod)) {
+      const fields = new Map<string, unknown[]>();
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in === 'query' && parameter.schema.enum) fields.set(parameter.name, parameter.schema.enum);
+      }
+      const body = operation.requestBody?.content['application/json']?.schema;
+      for (const [name, property] of Object.entries(body?.properties ?? {})) {
+        if (property.enum) fields.set(name, property.enum);
+      }
+      if (fields.size > 0)
+        table.push([`${method.toUpperCase()} ${path}`, [...fields].sort(([a], [b]) => (a < b ? -1 : 1))]);
+    }
+  }
+  return table.sort(([a], [b]) => (a < b ? -1 : 1));
 }
 
 function renderOperation(method: string, operation: OpenApiOperation): string[] {

@@ -69,7 +69,7 @@ export {
   type ValiseErrorCode,
   type ValiseErrorInit,
 } from './errors.ts';
-export { OPENAPI_VERSION, type Paths } from './generated/openapi.ts';
+export { OPENAPI_VERSION, type Paths, REQUEST_ENUMS } from './generated/openapi.ts';
 export { type ListEnvelope, Page, PageRequest } from './pagination.ts';
 export { EXCLUDED_OPERATIONS, ROUTES, type RouteName } from './routes.ts';
 export {

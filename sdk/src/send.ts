@@ -4,8 +4,9 @@ import { fileKey, shareLinkWithKey } from './crypto/link-key.ts';
 import { DEFAULT_SEGMENT_SIZE, encryptedSize, generateKey, generateNoncePrefix } from './crypto/val1.ts';
 import { base64Decode, base64UrlEncode } from './encoding.ts';
 import { InvalidArgumentError, isRecord, ValiseError } from './errors.ts';
+import { REQUEST_ENUMS } from './generated/openapi.ts';
 import { type FileSource, type SendFileInput, toFileSources } from './sources.ts';
-import type { CreatedTransfer, CreateTransferParams } from './types.ts';
+import type { CreatedTransfer, CreateTransferParams, EncryptionMode } from './types.ts';
 import { uploadFile } from './upload.ts';
 
 // transfers.send: create the transfer, then upload each file in turn. In e2e
@@ -28,7 +29,7 @@ export type SendProgress = {
 export type SendParams = Omit<CreateTransferParams, 'files' | 'encryption_mode'> & {
   files: SendFileInput[];
   /** `server` (default): the server encrypts. `e2e`: encrypted here; the key stays in the link. */
-  mode?: 'server' | 'e2e';
+  mode?: EncryptionMode;
   onProgress?: ((progress: SendProgress) => void) | undefined;
   signal?: AbortSignal | undefined;
   /** Automatic resumes per file after a network failure or a 5xx; default 3. */
@@ -42,7 +43,7 @@ export type ResumeParams = Pick<SendParams, 'files' | 'onProgress' | 'signal' | 
  * the link key: keep it as secret as the link.
  */
 export type SendSession = {
-  mode: 'server' | 'e2e';
+  mode: EncryptionMode;
   transfer: CreatedTransfer['transfer'];
   /** The share link; in e2e mode with `#k=<key>`. */
   shareUrl: string;
@@ -87,7 +88,7 @@ export async function prepareSend(
 ): Promise<SendSession> {
   expectObject(params, 'params');
   const { files, mode = 'server', signal, ...transferFields } = params;
-  expectOneOf(mode, 'mode', ['server', 'e2e']);
+  expectOneOf(mode, 'mode', REQUEST_ENUMS['POST /v1/transfers'].encryption_mode);
   expectSignal(signal, 'signal');
   // Every file is checked (and each path opened) before the transfer is created.
   const sources = await toFileSources(files);

@@ -69,3 +69,18 @@ export type ListAuditParams = FiltersOf<'/v1/audit', 'get'>;
 
 export type Me = ResponseOf<'/v1/me', 'get'>;
 export type Welcome = ResponseOf<'/v1/welcome', 'get'>;
+
+// The API's vocabularies, named: each is the type of a field the document enumerates.
+export type Environment = ApiKey['environment'];
+export type KeyType = ApiKey['key_type'];
+export type RevocationReason = NonNullable<RevokeApiKeyParams['reason']>;
+export type TransferStatus = Transfer['status'];
+export type EncryptionMode = Transfer['encryption_mode'];
+export type ApprovalStatus = NonNullable<Transfer['approval_status']>;
+export type ApprovalDecision = ApproveTransferParams['decision'];
+export type UploadState = TransferFile['upload_state'];
+export type BlockedReason = NonNullable<SharedTransfer['blocked_reason']>;
+export type DeliveryTrigger = WebhookDeliveryAttempt['trigger'];
+export type RuleActionType = CreateRuleParams['action_type'];
+export type RuleExecutionStatus = RuleExecution['status'];
+export type AuditOutcome = AuditEntry['status'];

@@ -1,6 +1,12 @@
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_SEGMENT_SIZE, decryptedSize, type SharedTransfer, Valise } from '../../../sdk/src/index.ts';
+import {
+  type BlockedReason,
+  DEFAULT_SEGMENT_SIZE,
+  decryptedSize,
+  type SharedTransfer,
+  Valise,
+} from '../../../sdk/src/index.ts';
 import { toDirectory } from '../../../sdk/src/node.ts';
 import { expectPositionals, parseCommand, positiveInteger } from '../args.ts';
 import type { Context } from '../context.ts';
@@ -12,7 +18,7 @@ import { passwordFrom } from '../prompt.ts';
 const USAGE = 'valise get SHARE_URL [-o DIR] [--force] [--password PASSWORD|-] [--wait] [--wait-timeout SECONDS]';
 
 /** States a transfer leaves by itself: --wait waits them out. */
-const TRANSIENT = new Set(['uploading', 'scanning']);
+const TRANSIENT: ReadonlySet<string> = new Set<BlockedReason>(['uploading', 'scanning']);
 
 /**
  * Downloads every file of a share link into DIR (default: here), decrypting e2e links locally. Names

@@ -1,4 +1,9 @@
-import type { ApiKey, CreateApiKeyParams, RevokeApiKeyParams } from '../../../sdk/src/index.ts';
+import {
+  type ApiKey,
+  type CreateApiKeyParams,
+  REQUEST_ENUMS,
+  type RevokeApiKeyParams,
+} from '../../../sdk/src/index.ts';
 import { expectPositionals, parseCommand, positiveInteger, runSubcommand } from '../args.ts';
 import type { Context } from '../context.ts';
 import { UsageError } from '../exit-codes.ts';
@@ -100,7 +105,7 @@ async function rotate(argv: string[], ctx: Context): Promise<void> {
   printLine(rotated.key);
 }
 
-const REASONS = ['manual', 'compromised', 'rotated', 'suspicious_activity', 'unused', 'other'];
+const REASONS: readonly string[] = REQUEST_ENUMS['DELETE /v1/api-keys/{id}'].reason;
 
 async function revoke(argv: string[], ctx: Context): Promise<void> {
   const { values, positionals } = parseCommand(argv, { reason: { type: 'string' } }, USAGE);

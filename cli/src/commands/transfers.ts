@@ -1,12 +1,12 @@
-import type { Transfer, TransferListItem } from '../../../sdk/src/index.ts';
+import { REQUEST_ENUMS, type Transfer, type TransferListItem, type TransferStatus } from '../../../sdk/src/index.ts';
 import { expectPositionals, parseCommand, positiveInteger } from '../args.ts';
 import type { Context } from '../context.ts';
 import { UsageError } from '../exit-codes.ts';
 import { formatBytes, formatTime, printFields, printJson, printLine, printTable } from '../output.ts';
 import { listOutput } from './lists.ts';
 
-const LS_USAGE = 'valise ls [--status active|expired|deleted|scanning] [--search TEXT] [--limit N] [--all]';
-const STATUSES = ['active', 'expired', 'deleted', 'scanning'] as const;
+const STATUSES: readonly TransferStatus[] = REQUEST_ENUMS['GET /v1/transfers'].status;
+const LS_USAGE = `valise ls [--status ${STATUSES.join('|')}] [--search TEXT] [--limit N] [--all]`;
 
 export async function ls(argv: string[], ctx: Context): Promise<void> {
   const { values, positionals } = parseCommand(
@@ -15,7 +15,7 @@ export async function ls(argv: string[], ctx: Context): Promise<void> {
     LS_USAGE,
   );
   expectPositionals(positionals, [], LS_USAGE);
-  const status = values.status as (typeof STATUSES)[number] | undefined;
+  const status = values.status as TransferStatus | undefined;
   if (status && !STATUSES.includes(status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}.`);
   const request = ctx.client().transfers.list({
     ...(status ? { status } : {}),
