@@ -110,8 +110,8 @@ export function findImportCycles(graph: ImportGraph): ImportEdge[][] {
       (next.get(file) ?? []).filter((e) => component.get(e.to) === group),
     );
     if (back === undefined) continue;
-    const cycle = [edge, ...back];
-    cycles.set(canonical(cycle), cycle);
+    const cycle = fromSmallestFile([edge, ...back]);
+    cycles.set(cycle.map((e) => e.from).join(' '), cycle);
   }
   return [...cycles.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, cycle]) => cycle);
 }
@@ -171,10 +171,10 @@ function shortestPath(start: string, goal: string, edgesOf: (file: string) => Im
 }
 
 /** The same circle read from another file is the same circle: start it at its smallest file. */
-function canonical(cycle: ImportEdge[]): string {
+function fromSmallestFile(cycle: ImportEdge[]): ImportEdge[] {
   const files = cycle.map((edge) => edge.from);
   const first = files.indexOf([...files].sort()[0] ?? '');
-  return [...files.slice(first), ...files.slice(0, first)].join(' ');
+  return [...cycle.slice(first), ...cycle.slice(0, first)];
 }
 
 /** `a.ts → b.ts ⇢ a.ts`: a dashed arrow is a type-only import. */
