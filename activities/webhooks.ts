@@ -8,7 +8,7 @@ import { createEventQueries, type EventRow } from '../lib/db/queries/events.ts';
 import { createWebhookQueries, type WebhookRow } from '../lib/db/queries/webhooks.ts';
 import type { Lookup } from '../lib/net/ssrf.ts';
 import type { DeliveryTrigger } from '../lib/vocabulary.ts';
-import { presentAttempt, type WebhookAttempt } from '../lib/webhooks/deliveries.ts';
+import { type AttemptOutcome, presentAttempt } from '../lib/webhooks/attempts.ts';
 import { postJson } from '../lib/webhooks/post.ts';
 import { deliveryHeaders } from '../lib/webhooks/signature.ts';
 
@@ -30,9 +30,8 @@ export type AttemptInput = {
   retryInMs: number | null;
 };
 
-export type AttemptOutcome =
-  | { outcome: 'succeeded' | 'failed'; attempt: WebhookAttempt }
-  | { outcome: 'skipped'; reason: 'webhook_deleted' | 'webhook_disabled' | 'event_deleted' };
+// The workflow reads the activity's result type here, with the activity.
+export type { AttemptOutcome };
 
 /** The signed envelope (spec, Events: Delivery envelope); the same bytes on every attempt. */
 export function envelopeOf(event: EventRow): string {

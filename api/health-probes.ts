@@ -5,7 +5,7 @@ import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Config } from '../lib/config.ts';
 import { sql } from '../lib/db/sql.ts';
-import { createS3Client } from '../lib/storage/object-store.ts';
+import { createS3Client } from '../lib/storage/s3-client.ts';
 import { type HealthProbe, tcpProbe } from './health.ts';
 
 export function defaultHealthProbes(deps: {

@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
 import { withTimeout } from '../lib/with-timeout.ts';
-import type { RateState } from './types.ts';
 
 export const RATE_WINDOW_SECONDS = 60;
 
@@ -19,6 +18,8 @@ const WARN_EVERY_MS = 60_000;
 /** Bound on the in-process fallback's buckets (one per workspace class or address per window). */
 const MEMORY_BUCKETS = 200_000;
 
+/** A budget as the X-RateLimit-* headers report it. */
+export type RateState = { limit: number; remaining: number; resetSeconds: number; windowSeconds: number };
 export type RateDecision = RateState & { allowed: boolean; retryAfterSeconds: number };
 
 /** `degraded`: Redis is unreachable and each API process counts on its own, with the same budgets. */

@@ -2,7 +2,7 @@ import type { Request } from '@hapi/hapi';
 import type { Caller } from '../lib/api-keys/present.ts';
 import type { Services } from '../lib/services.ts';
 import type { HealthProbe } from './health.ts';
-import type { RateLimiter } from './rate-limiter.ts';
+import type { RateLimiter, RateState } from './rate-limiter.ts';
 
 export type RateClass = 'read' | 'write' | 'expensive';
 
@@ -31,8 +31,6 @@ export type OpenApiSettings = {
   /** Other statuses the route answers with a body of its own (not the error envelope): status → description. */
   statuses?: Record<number, string>;
 };
-
-export type RateState = { limit: number; remaining: number; resetSeconds: number; windowSeconds: number };
 
 /** Process-wide dependencies, reachable from any handler as `request.server.app`. */
 export type ApiDependencies = {

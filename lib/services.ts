@@ -8,7 +8,7 @@ import { Paginator } from './pagination.ts';
 import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
 import { createPublicDownloads, type PublicDownloads } from './transfers/download-gate.ts';
 import type { TransferLifecycle } from './transfers/lifecycle.ts';
-import type { WebhookDeliverer } from './webhooks/deliveries.ts';
+import type { WebhookDeliverer } from './webhooks/attempts.ts';
 
 // What domain functions need, built once per process and passed down.
 export type Services = {

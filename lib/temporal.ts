@@ -23,7 +23,7 @@ import {
 import type { KeyLifecycle } from './api-keys/lifecycle.ts';
 import type { Config } from './config.ts';
 import type { TransferLifecycle } from './transfers/lifecycle.ts';
-import type { WebhookDeliverer } from './webhooks/deliveries.ts';
+import type { WebhookDeliverer } from './webhooks/attempts.ts';
 
 export async function connectTemporal(config: Config): Promise<Client> {
   const connection = await Connection.connect({ address: config.temporal.address });

@@ -1,20 +1,12 @@
 // Creates the app's bucket if it does not exist yet. scripts/stack.sh runs it
 // once MinIO answers, so the app and the tests can assume the bucket is there.
-import { CreateBucketCommand, HeadBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, HeadBucketCommand, S3ServiceException } from '@aws-sdk/client-s3';
+import { loadConfig } from '../lib/config.ts';
+import { createS3Client } from '../lib/storage/s3-client.ts';
 
-const endpoint = process.env.S3_ENDPOINT ?? 'http://127.0.0.1:9000';
-const bucket = process.env.S3_BUCKET ?? 'valise';
-
-const s3 = new S3Client({
-  endpoint,
-  region: process.env.S3_REGION ?? 'eu-west-1',
-  // MinIO addresses buckets by path; virtual-host style would need DNS.
-  forcePathStyle: true,
-  credentials: {
-    accessKeyId: process.env.S3_ACCESS_KEY_ID ?? 'valise',
-    secretAccessKey: process.env.S3_SECRET_ACCESS_KEY ?? 'valise-dev-secret',
-  },
-});
+const config = loadConfig().s3;
+const { endpoint, bucket } = config;
+const { client: s3 } = createS3Client(config, { maxSockets: 1 });
 
 async function bucketExists(): Promise<boolean> {
   try {

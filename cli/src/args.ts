@@ -12,8 +12,6 @@ export const GLOBAL_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsOptionsConfig;
 
-export type GlobalFlags = { json: boolean; profile: string | undefined; help: boolean };
-
 export function parseCommand<O extends ParseArgsOptionsConfig>(argv: string[], options: O, usage: string) {
   try {
     return parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...options }, allowPositionals: true, strict: true });

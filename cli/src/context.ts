@@ -1,10 +1,12 @@
 import { Valise } from '../../sdk/src/index.ts';
-import type { GlobalFlags } from './args.ts';
 import { resolveSettings, type Settings } from './config.ts';
 import { CliError } from './exit-codes.ts';
 
 // What a command needs besides its own flags: output mode, and a client built
 // from VALISE_API_KEY / VALISE_BASE_URL or the profile in the config file.
+
+/** The flags every command accepts (GLOBAL_OPTIONS in args.ts), parsed. */
+export type GlobalFlags = { json: boolean; profile: string | undefined; help: boolean };
 
 export type Context = {
   json: boolean;

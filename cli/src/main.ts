@@ -1,6 +1,5 @@
 import { ConnectionError, ValiseError } from '../../sdk/src/index.ts';
 import { describeApiError, exitCodeFor } from './api-errors.ts';
-import type { GlobalFlags } from './args.ts';
 import { audit } from './commands/audit.ts';
 import { get } from './commands/get.ts';
 import { keys } from './commands/keys.ts';
@@ -9,6 +8,7 @@ import { login, logout, whoami } from './commands/login.ts';
 import { resume, send } from './commands/send.ts';
 import { approve, ls, rm, show } from './commands/transfers.ts';
 import { webhooks } from './commands/webhooks.ts';
+import type { GlobalFlags } from './context.ts';
 import { type Context, createContext } from './context.ts';
 import { CliError, EXIT_OK, EXIT_USAGE, UsageError } from './exit-codes.ts';
 import { HELP } from './help.ts';

@@ -1,5 +1,3 @@
-import { Agent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
@@ -10,57 +8,12 @@ import {
   HeadObjectCommand,
   NoSuchKey,
   NotFound,
-  S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { Config } from '../config.ts';
+import { createS3Client, type PoolOptions, poolUsage } from './s3-client.ts';
 
 export type StoredPart = { partNumber: number; etag: string };
-
-/**
- * A connection pool of its own: `maxSockets` connections at most, and how long a socket may
- * stay silent mid-request (a download's pool waits longer, for a recipient's pauses).
- */
-export type PoolOptions = { maxSockets: number; socketTimeoutMs?: number };
-
-/**
- * An S3 client with its own bounded keep-alive pool, and a timeout on every phase of every
- * call: waiting for a pooled socket and connecting (`connectTimeoutMs`: a call queued behind a
- * full pool fails rather than waits for ever), until the response head (`requestTimeoutMs`),
- * and silence on the socket while a body streams (`socketTimeoutMs`). Timeouts are retried by
- * the SDK like other transient errors.
- */
-export function createS3Client(config: Config['s3'], pool: PoolOptions = { maxSockets: config.maxSockets }) {
-  const agentOptions = { keepAlive: true, maxSockets: pool.maxSockets };
-  const agents = { http: new Agent(agentOptions), https: new HttpsAgent(agentOptions) };
-  const client = new S3Client({
-    endpoint: config.endpoint,
-    region: config.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey },
-    // The options of the SDK's NodeHttpHandler (@smithy/node-http-handler).
-    requestHandler: {
-      httpAgent: agents.http,
-      httpsAgent: agents.https,
-      connectionTimeout: config.connectTimeoutMs,
-      requestTimeout: config.requestTimeoutMs,
-      throwOnRequestTimeout: true,
-      socketTimeout: pool.socketTimeoutMs ?? config.socketTimeoutMs,
-      socketAcquisitionWarningTimeout: config.connectTimeoutMs,
-    },
-  });
-  return { client, agents };
-}
-
-/** Sockets of a pool: in use, and calls waiting for one. */
-function poolUsage(agents: ReturnType<typeof createS3Client>['agents']) {
-  const count = (lists: NodeJS.ReadOnlyDict<unknown[]>) =>
-    Object.values(lists).reduce((sum, list) => sum + (list?.length ?? 0), 0);
-  return {
-    active: count(agents.http.sockets) + count(agents.https.sockets),
-    queued: count(agents.http.requests) + count(agents.https.requests),
-  };
-}
 
 /**
  * The few S3 operations Valise needs, on one bucket. Every body is ciphertext. Each store has

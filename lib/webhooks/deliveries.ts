@@ -1,46 +1,13 @@
-import type { AttemptOutcome } from '../../activities/webhooks.ts';
 import { type Caller, tenantOf } from '../api-keys/present.ts';
-import { type AttemptRow, createDeliveryQueries } from '../db/queries/deliveries.ts';
+import { createDeliveryQueries } from '../db/queries/deliveries.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createWebhookQueries } from '../db/queries/webhooks.ts';
 import { notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
-import type { DeliveryTrigger } from '../vocabulary.ts';
-
-/** Runs one attempt on the workers and waits for it (lib/temporal.ts). */
-export type WebhookDeliverer = {
-  deliverNow(input: {
-    eventId: string;
-    webhookId: string;
-    trigger: Exclude<DeliveryTrigger, 'scheduled'>;
-  }): Promise<AttemptOutcome>;
-};
+import { type AttemptOutcome, presentAttempt, type WebhookAttempt } from './attempts.ts';
 
 export const PING_MESSAGE = 'Hello from Valise: this webhook is reachable and its signatures verify.';
-
-/** One HTTP attempt, as GET /v1/webhooks/{id}/deliveries lists it (docs/webhooks.md, "Delivery log"). */
-export function presentAttempt(row: AttemptRow) {
-  return {
-    id: row.id,
-    object: 'webhook_delivery_attempt' as const,
-    delivery_id: row.delivery_id,
-    webhook_id: row.webhook_id,
-    event_id: row.event_id,
-    event_type: row.event_type,
-    attempt: row.attempt,
-    trigger: row.trigger,
-    url: row.url,
-    succeeded: row.succeeded,
-    status_code: row.status_code,
-    duration_ms: row.duration_ms,
-    error: row.error,
-    response_body: row.response_body,
-    next_retry_at: row.next_retry_at?.toISOString() ?? null,
-    created_at: row.created_at.toISOString(),
-  };
-}
-export type WebhookAttempt = ReturnType<typeof presentAttempt>;
 
 async function mustFindWebhook(services: Services, caller: Caller, id: string) {
   const hook = await createWebhookQueries(services.db).find(tenantOf(caller), id);

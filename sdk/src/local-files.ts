@@ -3,7 +3,7 @@ import type * as NodePath from 'node:path';
 import type * as NodeUrl from 'node:url';
 import { urlKind } from './arguments.ts';
 import { InvalidArgumentError } from './errors.ts';
-import type { FileSource } from './sources.ts';
+import type { FileSource } from './file-source.ts';
 
 // A path or a file: URL given to `transfers.send` is a file on disk. This file
 // is part of the main entry, which also runs in browsers, so it imports nothing

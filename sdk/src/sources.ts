@@ -1,19 +1,13 @@
 import { describe } from './arguments.ts';
 import { InvalidArgumentError } from './errors.ts';
+import type { FileSource } from './file-source.ts';
 import { localFileSource } from './local-files.ts';
 
 // What `transfers.send` uploads: anything that can stream its bytes from an
 // offset, so an interrupted upload resumes without re-reading what was stored.
 
-export interface FileSource {
-  name: string;
-  /** Bytes. It must not change during an upload, or its resumption. */
-  size: number;
-  /** MIME type; default `application/octet-stream`. */
-  type?: string | undefined;
-  /** The file's bytes from `start` to the end. */
-  stream(start: number): ReadableStream<Uint8Array>;
-}
+// Defined apart so that local-files.ts, which sources.ts calls, can name it without importing back.
+export type { FileSource };
 
 /**
  * What `transfers.send` takes for each file: a path or a `file:` URL (Node, Deno, Bun: read from

@@ -1,15 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from '@hapi/hapi';
-import { Redis } from 'ioredis';
 import { defaultHealthProbes } from '../../api/health-probes.ts';
 import { RateLimiter } from '../../api/rate-limiter.ts';
 import { createServer } from '../../api/server.ts';
 import { type IssueApiKeyInput, issueApiKey, resolveScopes } from '../../lib/api-keys/service.ts';
+import { openApiResources } from '../../lib/composition.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { TOTP_STEP_MS, totpCode } from '../../lib/crypto/totp.ts';
-import { createDatabasePool } from '../../lib/db/pool.ts';
-import { buildServices, type Services } from '../../lib/services.ts';
-import { connectTemporal, temporalLifecycles } from '../../lib/temporal.ts';
+import type { Services } from '../../lib/services.ts';
 import type { Environment } from '../../lib/vocabulary.ts';
 import { type BootstrapResult, bootstrapWorkspace } from '../../lib/workspaces/bootstrap.ts';
 import { checkTrafficAgainstOpenApi } from './openapi-check.ts';
@@ -69,15 +67,13 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     ...env,
   });
-  const db = await createDatabasePool(config.database.url, config.database.poolSize);
-  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: 1 });
-  const temporal = await connectTemporal(config);
-  const services = buildServices(config, db, temporalLifecycles(temporal, config.temporal.taskQueue));
+  const resources = await openApiResources(config, { queueUntilRedisConnects: true });
+  const { db, services } = resources;
   const server = await createServer(
     {
       services,
-      rateLimiter: new RateLimiter(redis, config.redis.prefix),
-      healthProbes: defaultHealthProbes({ config, db, redis, temporal }),
+      rateLimiter: new RateLimiter(resources.redis, config.redis.prefix),
+      healthProbes: defaultHealthProbes(resources),
     },
     { host: '127.0.0.1', port },
   );
@@ -156,8 +152,7 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
     workspace,
     close: async () => {
       await server.stop();
-      await services.usage.close();
-      await Promise.allSettled([db.end(), redis.quit(), temporal.connection.close()]);
+      await resources.close();
       if (openApiCheck && openApiCheck.violations.length > 0) {
         const { violations, checked } = openApiCheck;
         throw new Error(

@@ -4,7 +4,7 @@ import type { Client } from '@temporalio/client';
 import type { WorkflowBundle } from '@temporalio/worker';
 import test from 'ava';
 import type { AttemptInput, AttemptOutcome, createWebhookActivities } from '../../activities/webhooks.ts';
-import type { WebhookAttempt } from '../../lib/webhooks/deliveries.ts';
+import type { WebhookAttempt } from '../../lib/webhooks/attempts.ts';
 import { type DeliverWebhookInput, deliverWebhook } from '../../workflows/deliverWebhook.ts';
 import { deliveryWorkflowId } from '../../workflows/ids.ts';
 import { bundleWorkflows, withWorker as withBundledWorker } from '../helpers/workflows.ts';

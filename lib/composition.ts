@@ -1,0 +1,113 @@
+import { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import { Redis } from 'ioredis';
+import type { DatabasePool } from 'slonik';
+import type { Config } from './config.ts';
+import { type Keyring, parseKeyring } from './crypto/key-wrap.ts';
+import { deriveKey } from './crypto/secrets.ts';
+import { createDatabasePool } from './db/pool.ts';
+import { createMailer, type Mailer } from './mail/mailer.ts';
+import { createScanner, type Scanner } from './scan/clamd.ts';
+import { buildServices, type Services } from './services.ts';
+import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
+import { connectTemporal, temporalLifecycles } from './temporal.ts';
+import { closeAgents } from './webhooks/post.ts';
+
+// The composition root: every long-lived client a process holds, opened from its Config here and
+// closed here. The API (api/main.ts, and test/helpers/api.ts for the tests' servers) and the
+// worker (workers/main.ts) each call one opener; what only that process runs (the hapi server;
+// the Temporal Worker and the outbox dispatcher) stays in its main file, is built from what the
+// opener returns, and is stopped before close().
+
+export type ApiResources = {
+  config: Config;
+  db: DatabasePool;
+  /** Rate-limit counters (api/rate-limiter.ts) and their health probe. */
+  redis: Redis;
+  temporal: Client;
+  services: Services;
+  /** After the server has stopped: flushes what is buffered, then closes every connection. */
+  close: () => Promise<void>;
+};
+
+export type ApiResourceOptions = {
+  /**
+   * Queue Redis commands until the connection is up, instead of failing them at once (ioredis'
+   * offline queue). The tests' servers do, so a health check right after start waits for Redis.
+   */
+  queueUntilRedisConnects?: boolean;
+};
+
+export async function openApiResources(config: Config, options: ApiResourceOptions = {}): Promise<ApiResources> {
+  const db = await openDatabase(config);
+  const redis = new Redis(config.redis.url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: options.queueUntilRedisConnects ?? false,
+  });
+  const temporal = await connectTemporal(config);
+  const services = buildServices(config, db, temporalLifecycles(temporal, config.temporal.taskQueue));
+  return {
+    config,
+    db,
+    redis,
+    temporal,
+    services,
+    close: async () => {
+      // Counted key uses are written while the database is still open.
+      await services.usage.close();
+      await Promise.allSettled([db.end(), temporal.connection.close(), redis.quit()]);
+    },
+  };
+}
+
+/** What the activities (activities/*) and the outbox dispatcher (lib/events/dispatcher.ts) are built from. */
+export type WorkerResources = {
+  config: Config;
+  db: DatabasePool;
+  /** The worker polls through it. */
+  connection: NativeConnection;
+  /** Shares the worker's connection (see openWorkerResources). */
+  temporal: Client;
+  objects: ObjectStore;
+  keyring: Keyring;
+  scanner: Scanner;
+  mailer: Mailer;
+  sealKey: Buffer;
+  /** After the worker has drained and the dispatcher has stopped: closes every connection. */
+  close: () => Promise<void>;
+};
+
+export async function openWorkerResources(config: Config): Promise<WorkerResources> {
+  // Loaded here, not at the top: the API process imports this module too, and never needs the
+  // worker's native runtime.
+  const { NativeConnection } = await import('@temporalio/worker');
+  const db = await openDatabase(config);
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const mailer = createMailer(config, {
+    secure: config.smtp.secure,
+    requireTLS: config.smtp.requireTLS,
+    ...(config.smtp.auth ? { auth: config.smtp.auth } : {}),
+  });
+  return {
+    config,
+    db,
+    connection,
+    // The dispatcher's client shares the worker's connection, so Temporal can hand the first task
+    // of a delivery it starts straight back to this worker (eager start) instead of queueing it.
+    temporal: new Client({ connection, namespace: config.temporal.namespace }),
+    objects: createObjectStore(config.s3),
+    keyring: parseKeyring(config.masterKeys.spec, config.masterKeys.currentId),
+    scanner: createScanner(config.clamd),
+    mailer,
+    sealKey: deriveKey(config.secret, 'seal'),
+    close: async () => {
+      // The webhook attempts' keep-alive sockets would hold the process open.
+      closeAgents();
+      await Promise.allSettled([db.end(), connection.close(), mailer.close()]);
+    },
+  };
+}
+
+function openDatabase(config: Config): Promise<DatabasePool> {
+  return createDatabasePool(config.database.url, config.database.poolSize);
+}
