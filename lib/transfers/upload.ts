@@ -73,7 +73,7 @@ export async function receiveUpload(
       },
     );
   }
-  const range = parseRange(headers.contentRange, file);
+  const range = parseContentRange(headers.contentRange, file);
   if (headers.contentLength !== undefined && Number(headers.contentLength) !== range.end - range.start) {
     throw apiError('validation_error', `Content-Length must be ${range.end - range.start} for this request.`, {
       param: 'Content-Length',
@@ -129,7 +129,7 @@ async function streamParts(
   services: Services,
   transfer: TransferRow,
   file: FileRow,
-  range: Range,
+  range: Chunk,
   body: Readable,
   receivedAt: number,
   leaseId: string,
@@ -220,14 +220,14 @@ function hashing(hash: ReturnType<typeof createHash>): Transform {
 }
 
 /** This request's bytes, `end` exclusive. */
-type Range = { start: number; end: number };
+type Chunk = { start: number; end: number };
 
 /**
  * Without Content-Range the request carries the whole file. With it, it starts at the stored
  * offset (or 0, to start again) and ends at the file's end or at a part boundary: a client that
  * cannot stream a request body sends the file in chunks of `part_size`, each one committed.
  */
-function parseRange(contentRange: string | undefined, file: FileRow): Range {
+function parseContentRange(contentRange: string | undefined, file: FileRow): Chunk {
   if (contentRange === undefined) return { start: 0, end: file.size };
   const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange.trim());
   const offset = uploadOffset(file);
