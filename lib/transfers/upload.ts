@@ -10,6 +10,7 @@ import { apiError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { PartWriter, UploadSizeError } from './part-writer.ts';
 import { PART_PLAINTEXT, partPlan, SEGMENT_SIZE } from './parts.ts';
+import { transferPhase } from './phase.ts';
 import { presentFile } from './present.ts';
 import { StallGuard, UploadTimeoutError } from './stall-guard.ts';
 
@@ -64,7 +65,7 @@ export async function receiveUpload(
     await services.transferWorkflows.fileUploaded(transfer.id, file.id);
     return { ...presentFile(file), upload_offset: file.size };
   }
-  if (transfer.status !== 'scanning' || transfer.status_reason !== 'uploading') {
+  if (transferPhase(transfer) !== 'uploading') {
     throw apiError(
       'validation_error',
       `This transfer no longer accepts uploads (${transfer.status_reason ?? transfer.status}).`,
