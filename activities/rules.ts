@@ -227,7 +227,7 @@ export function createRuleActivities(deps: RuleActivityDeps) {
       let actionConfig: Record<string, unknown>;
       try {
         actionConfig = normaliseActionConfig(rule.action_type, rule.action_config, {
-          allowPrivateTargets: config.webhooks.allowPrivateTargets,
+          allowPrivate: config.webhooks.allowPrivateTargets,
         });
       } catch (error) {
         throw failNow(`the rule's action_config is refused: ${(error as Error).message}`, 'InvalidRule');

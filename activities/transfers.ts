@@ -15,6 +15,7 @@ import type { Scanner } from '../lib/scan/clamd.ts';
 import type { ObjectStore } from '../lib/storage/object-store.ts';
 import { openContent } from '../lib/transfers/content.ts';
 import { eventView } from '../lib/transfers/create.ts';
+import { transferPhase } from '../lib/transfers/phase.ts';
 import { scanWarning, shareUrl } from '../lib/transfers/present.ts';
 import type { ScanStatus, TransferStatus } from '../lib/vocabulary.ts';
 
@@ -121,7 +122,7 @@ export function createTransferActivities(deps: TransferActivityDeps) {
       const file = await transfers.file(fileId);
       if (!file) throw ApplicationFailure.nonRetryable(`file ${fileId} does not exist`, 'NotFound');
       const transfer = await mustLoad(file.transfer_id);
-      if (transfer.status !== 'scanning') return 'skipped';
+      if (transferPhase(transfer) !== 'scanning') return 'skipped';
       if (transfer.encryption_mode === 'e2e') {
         // Ciphertext the server cannot read: check it is all there, and say it was not scanned.
         const stored = await objects.size(file.object_key);
@@ -162,7 +163,8 @@ export function createTransferActivities(deps: TransferActivityDeps) {
     /** Decides the transfer from its files' scans: infected content is destroyed, anything else activates. */
     async settleScan(transferId: string): Promise<'active' | 'infected' | 'ended'> {
       const transfer = await mustLoad(transferId);
-      if (transfer.status !== 'scanning') return transfer.status === 'active' ? 'active' : 'ended';
+      const phase = transferPhase(transfer);
+      if (phase !== 'scanning') return phase === 'active' ? 'active' : 'ended';
       const files = await transfers.files(transferId);
       const statuses = new Set(files.map((f) => f.scan_status));
       if (statuses.has('infected')) {

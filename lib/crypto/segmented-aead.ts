@@ -103,19 +103,18 @@ export function encryptedSize(plaintextSize: number, segmentSize: number): numbe
 }
 
 /**
- * The plaintext size of a blob of `blobSize` bytes: the encoding is canonical,
- * so one size maps to one. For e2e files, whose plaintext size the server is
- * told but cannot check.
+ * The plaintext size of a blob of `blobSize` bytes, or null when no blob with
+ * these segments is that long: the encoding is canonical, so one size maps to
+ * one. For e2e files, whose plaintext size the server is told but cannot
+ * check. The SDK's `decryptedSize` (sdk/src/crypto/val1.ts) answers the same.
  */
-export function decryptedSize(blobSize: number, segmentSize: number): number {
+export function decryptedSize(blobSize: number, segmentSize: number): number | null {
   checkSegmentSize(segmentSize);
   checkCount(blobSize, 'blobSize');
   const body = blobSize - HEADER_SIZE;
   const full = Math.floor(body / (segmentSize + TAG_SIZE));
   const rest = body % (segmentSize + TAG_SIZE);
-  if (body < TAG_SIZE || (rest > 0 && rest < TAG_SIZE) || (rest === TAG_SIZE && full > 0)) {
-    throw new RangeError(`No blob with ${segmentSize}-byte segments is ${blobSize} bytes long`);
-  }
+  if (body < TAG_SIZE || (rest > 0 && rest < TAG_SIZE) || (rest === TAG_SIZE && full > 0)) return null;
   return full * segmentSize + (rest === 0 ? 0 : rest - TAG_SIZE);
 }
 

@@ -7,7 +7,7 @@ export type ByteRange = { start: number; end: number };
  * units): the full content is sent, as RFC 9110 allows. Returns
  * 'unsatisfiable' for a well-formed range outside the content (416).
  */
-export function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | null {
+export function parseRangeHeader(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | null {
   if (!header) return null;
   const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!match) return null;

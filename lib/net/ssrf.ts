@@ -155,7 +155,8 @@ export class TargetRefusedError extends Error {
   }
 }
 
-export type TargetOptions = {
+/** Which targets Valise may call, webhooks and rule actions alike. */
+export type TargetPolicy = {
   /** From WEBHOOK_ALLOW_PRIVATE_TARGETS; never set in production. */
   allowPrivate: boolean;
 };
@@ -227,7 +228,7 @@ function literalClass(host: string): AddressClass | undefined {
  * http only to a loopback host with allowPrivate), carry no credentials, and
  * a literal IP host must pass the address rules. Any port is allowed.
  */
-export function checkWebhookUrl(raw: string, { allowPrivate }: TargetOptions): UrlCheck {
+export function checkWebhookUrl(raw: string, { allowPrivate }: TargetPolicy): UrlCheck {
   let url: URL;
   try {
     url = new URL(raw);
@@ -278,7 +279,7 @@ const systemLookup: Lookup = (hostname, options) => dnsLookup(hostname, options)
  */
 export async function resolveTarget(
   raw: string,
-  { allowPrivate, lookup = systemLookup }: TargetOptions & { lookup?: Lookup },
+  { allowPrivate, lookup = systemLookup }: TargetPolicy & { lookup?: Lookup },
 ): Promise<ResolvedTarget> {
   const check = checkWebhookUrl(raw, { allowPrivate });
   if (!check.ok) throw new TargetRefusedError(check.reason, check.message, check);

@@ -1,5 +1,5 @@
 import { apiError } from '../errors.ts';
-import { checkWebhookUrl } from '../net/ssrf.ts';
+import { checkWebhookUrl, type TargetPolicy } from '../net/ssrf.ts';
 import { isOneOf, RULE_ACTION_TYPES, type RuleActionType } from '../vocabulary.ts';
 
 // What a rule does when it matches (spec: Automation rules, action_type), and
@@ -52,8 +52,6 @@ export const MAX_TAG_LENGTH = 64;
 /** extend_expiry may add at most this much (hours + days together). */
 export const MAX_EXTENSION_HOURS = 365 * 24;
 
-export type TargetOptions = { allowPrivateTargets: boolean };
-
 const invalid = (param: string, message: string) => apiError('validation_error', message, { param });
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -81,11 +79,11 @@ function configText(value: unknown, param: string, max: number, options: { singl
 }
 
 /** A URL Valise may POST to: the same guard as webhook targets (lib/net/ssrf.ts); returns it normalised. */
-function targetUrl(value: unknown, param: string, options: TargetOptions): string {
+function targetUrl(value: unknown, param: string, policy: TargetPolicy): string {
   if (value === undefined || value === null) throw invalid(param, `This action needs \`${param}\`, the URL to call.`);
   if (typeof value !== 'string') throw invalid(param, `\`${param}\` must be a string.`);
   if (value.length > MAX_URL_LENGTH) throw invalid(param, `\`${param}\` must be at most ${MAX_URL_LENGTH} characters.`);
-  const check = checkWebhookUrl(value, { allowPrivate: options.allowPrivateTargets });
+  const check = checkWebhookUrl(value, policy);
   if (!check.ok) throw invalid(param, `This URL cannot be called by a rule: ${check.message}.`);
   return check.url.toString();
 }
@@ -107,7 +105,7 @@ function positiveAmount(value: unknown, param: string): number {
 export function normaliseActionConfig(
   actionType: RuleActionType,
   config: unknown,
-  options: TargetOptions,
+  policy: TargetPolicy,
 ): Record<string, unknown> {
   const input = config === undefined ? {} : config;
   if (!isPlainObject(input)) throw invalid('action_config', '`action_config` must be an object.');
@@ -127,9 +125,9 @@ export function normaliseActionConfig(
   switch (actionType) {
     case 'webhook':
     case 'trigger_webhook':
-      return { url: targetUrl(input.url, param('url'), options) };
+      return { url: targetUrl(input.url, param('url'), policy) };
     case 'slack_notify':
-      return { webhook_url: targetUrl(input.webhook_url, param('webhook_url'), options) };
+      return { webhook_url: targetUrl(input.webhook_url, param('webhook_url'), policy) };
     case 'email_recipient':
     case 'email_workspace': {
       const out: Record<string, unknown> = {};

@@ -5,6 +5,7 @@ import { seal, unseal } from '../crypto/secrets.ts';
 import { createRuleQueries, type RuleChanges, type RuleExecutionRow, type RuleRow } from '../db/queries/rules.ts';
 import { apiError, notFound } from '../errors.ts';
 import { RULE_TRIGGERS } from '../events/catalog.ts';
+import type { TargetPolicy } from '../net/ssrf.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
 import {
@@ -22,7 +23,6 @@ import {
   isActionType,
   isPlainObject,
   normaliseActionConfig,
-  type TargetOptions,
   URL_ACTION_SCOPE,
   usesSigningSecret,
 } from './actions.ts';
@@ -170,11 +170,11 @@ export function normaliseTriggerConditions(value: unknown): TriggerConditions | 
  * validation_error naming the field at fault. The worker may call it on a
  * stored rule to re-check it (for instance against a stricter URL policy).
  */
-export function validateRuleDefinition(input: RuleInput, options: TargetOptions): RuleDefinition {
+export function validateRuleDefinition(input: RuleInput, policy: TargetPolicy): RuleDefinition {
   const name = normaliseName(input.name);
   const trigger = checkTrigger(input.trigger_event);
   const actionType = checkActionType(input.action_type);
-  const actionConfig = normaliseActionConfig(actionType, input.action_config, options);
+  const actionConfig = normaliseActionConfig(actionType, input.action_config, policy);
   if (input.is_enabled !== undefined && typeof input.is_enabled !== 'boolean') {
     throw invalid('is_enabled', '`is_enabled` must be a boolean.');
   }
@@ -189,8 +189,8 @@ export function validateRuleDefinition(input: RuleInput, options: TargetOptions)
   };
 }
 
-const targetOptions = (services: Services): TargetOptions => ({
-  allowPrivateTargets: services.config.webhooks.allowPrivateTargets,
+const targetPolicy = (services: Services): TargetPolicy => ({
+  allowPrivate: services.config.webhooks.allowPrivateTargets,
 });
 
 /**
@@ -254,7 +254,7 @@ export function ruleSigningSecret(services: Pick<Services, 'keys'>, row: Pick<Ru
 
 export async function createRule(services: Services, caller: Caller, input: RuleInput) {
   if (callsUrl(input.action_type)) requireUrlActionScope(caller);
-  const rule = validateRuleDefinition(input, targetOptions(services));
+  const rule = validateRuleDefinition(input, targetPolicy(services));
   const secret = usesSigningSecret(rule.action_type) ? generateWebhookSecret() : null;
   const row = await services.db.transaction(async (tx) => {
     const rules = createRuleQueries(tx);
@@ -328,7 +328,7 @@ export async function updateRule(services: Services, caller: Caller, id: string,
             ? row.action_config
             : carryOverConfig(actionType, row.action_config);
       changes.actionType = actionType;
-      changes.actionConfig = normaliseActionConfig(actionType, config, targetOptions(services));
+      changes.actionConfig = normaliseActionConfig(actionType, config, targetPolicy(services));
       if (usesSigningSecret(actionType) && row.secret_sealed === null) {
         secret = generateWebhookSecret();
         changes.secretSealed = seal(services.keys.seal, secret);

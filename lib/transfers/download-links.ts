@@ -5,7 +5,7 @@ import { createEventQueries } from '../db/queries/events.ts';
 import { createShareQueries } from '../db/queries/shares.ts';
 import { createTransferQueries } from '../db/queries/transfers.ts';
 import { apiError } from '../errors.ts';
-import { type ByteRange, contentDisposition, parseRange } from '../http/range.ts';
+import { type ByteRange, contentDisposition, parseRangeHeader } from '../http/range.ts';
 import type { Services } from '../services.ts';
 import { ContentDestroyedError, openContent } from './content.ts';
 import { eventView } from './create.ts';
@@ -123,7 +123,7 @@ export async function openDownload(
   if (blocked && blocked !== 'limit_reached') throw blockedError(blocked);
 
   const size = transfer.encryption_mode === 'e2e' ? (file.encrypted_size ?? file.size) : file.size;
-  const range = parseRange(rangeHeader, file.size);
+  const range = parseRangeHeader(rangeHeader, file.size);
   if (range === 'unsatisfiable') {
     throw apiError('validation_error', 'The requested range is outside the file.', {
       status: 416,

@@ -2,6 +2,7 @@ import { createTransferQueries, type FileRow, type TransferRow } from '../db/que
 import { apiError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { BlockedReason } from '../vocabulary.ts';
+import { transferPhase } from './phase.ts';
 import { scanWarning } from './present.ts';
 import { checkPassword, type Requester, unlockToken } from './share-passwords.ts';
 
@@ -33,7 +34,8 @@ export function blockedReason(transfer: TransferRow, nowMs = Date.now()): Blocke
     const reason = transfer.status_reason;
     return reason === 'infected' || reason === 'upload_incomplete' ? reason : 'revoked';
   }
-  if (transfer.status === 'scanning') return transfer.status_reason === 'uploading' ? 'uploading' : 'scanning';
+  const phase = transferPhase(transfer);
+  if (phase === 'uploading' || phase === 'scanning') return phase;
   if (transfer.approval_status === 'pending') return 'awaiting_approval';
   if (transfer.approval_status === 'rejected') return 'rejected';
   if (transfer.max_downloads !== null && transfer.total_downloads >= transfer.max_downloads) return 'limit_reached';

@@ -10,6 +10,7 @@ import { apiError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { PartWriter, UploadSizeError } from './part-writer.ts';
 import { PART_PLAINTEXT, partPlan, SEGMENT_SIZE } from './parts.ts';
+import { transferPhase } from './phase.ts';
 import { presentFile } from './present.ts';
 import { StallGuard, UploadTimeoutError } from './stall-guard.ts';
 
@@ -64,7 +65,7 @@ export async function receiveUpload(
     await services.transferWorkflows.fileUploaded(transfer.id, file.id);
     return { ...presentFile(file), upload_offset: file.size };
   }
-  if (transfer.status !== 'scanning' || transfer.status_reason !== 'uploading') {
+  if (transferPhase(transfer) !== 'uploading') {
     throw apiError(
       'validation_error',
       `This transfer no longer accepts uploads (${transfer.status_reason ?? transfer.status}).`,
@@ -73,7 +74,7 @@ export async function receiveUpload(
       },
     );
   }
-  const range = parseRange(headers.contentRange, file);
+  const range = parseContentRange(headers.contentRange, file);
   if (headers.contentLength !== undefined && Number(headers.contentLength) !== range.end - range.start) {
     throw apiError('validation_error', `Content-Length must be ${range.end - range.start} for this request.`, {
       param: 'Content-Length',
@@ -129,7 +130,7 @@ async function streamParts(
   services: Services,
   transfer: TransferRow,
   file: FileRow,
-  range: Range,
+  range: Chunk,
   body: Readable,
   receivedAt: number,
   leaseId: string,
@@ -220,14 +221,14 @@ function hashing(hash: ReturnType<typeof createHash>): Transform {
 }
 
 /** This request's bytes, `end` exclusive. */
-type Range = { start: number; end: number };
+type Chunk = { start: number; end: number };
 
 /**
  * Without Content-Range the request carries the whole file. With it, it starts at the stored
  * offset (or 0, to start again) and ends at the file's end or at a part boundary: a client that
  * cannot stream a request body sends the file in chunks of `part_size`, each one committed.
  */
-function parseRange(contentRange: string | undefined, file: FileRow): Range {
+function parseContentRange(contentRange: string | undefined, file: FileRow): Chunk {
   if (contentRange === undefined) return { start: 0, end: file.size };
   const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange.trim());
   const offset = uploadOffset(file);

@@ -4,6 +4,8 @@ import type { Client } from '@temporalio/client';
 import type { WorkflowBundle } from '@temporalio/worker';
 import test from 'ava';
 import type { createApiKeyActivities } from '../../activities/api-keys.ts';
+import { endKeyRotationGrace } from '../../workflows/endKeyRotationGrace.ts';
+import { expireApiKey } from '../../workflows/expireApiKey.ts';
 import { bundleWorkflows, withWorker as withBundledWorker } from '../helpers/workflows.ts';
 
 // The key timers against the real Temporal dev server, with stub activities on
@@ -31,7 +33,7 @@ test('expireApiKey sleeps until the expiry time, then marks the key expired', as
   };
   await withWorker(activities, async (client, taskQueue) => {
     const expiresAt = Date.now() + 1_500;
-    const result = await client.workflow.execute('expireApiKey', {
+    const result = await client.workflow.execute(expireApiKey, {
       taskQueue,
       workflowId: `test-expiry-${randomUUID()}`,
       args: [{ apiKeyId: 'key-1', expiresAt: new Date(expiresAt).toISOString() }],
@@ -54,7 +56,7 @@ test('expireApiKey retries an activity that finds the key not due yet', async (t
     retireRotatedKeyValue: async () => 'nothing-to-do' as const,
   };
   await withWorker(activities, async (client, taskQueue) => {
-    const result = await client.workflow.execute('expireApiKey', {
+    const result = await client.workflow.execute(expireApiKey, {
       taskQueue,
       workflowId: `test-expiry-retry-${randomUUID()}`,
       args: [{ apiKeyId: 'key-2', expiresAt: new Date().toISOString() }],
@@ -76,7 +78,7 @@ test('endKeyRotationGrace retires the old value when the grace period ends', asy
   await withWorker(activities, async (client, taskQueue) => {
     const validUntil = Date.now() + 1_000;
     const started = Date.now();
-    const result = await client.workflow.execute('endKeyRotationGrace', {
+    const result = await client.workflow.execute(endKeyRotationGrace, {
       taskQueue,
       workflowId: `test-grace-${randomUUID()}`,
       args: [{ secretId: 'secret-1', validUntil: new Date(validUntil).toISOString() }],

@@ -149,11 +149,7 @@ const STATE_TITLES: Record<BlockedReason, string> = {
 /** What the recipient will save: e2e blobs are VAL1 with the SDK's 64 KiB segments. */
 function shownSize(shared: SharedView, size: number): number {
   if (shared.encryption_mode !== 'e2e') return size;
-  try {
-    return decryptedSize(size, DEFAULT_SEGMENT_SIZE);
-  } catch {
-    return size;
-  }
+  return decryptedSize(size, DEFAULT_SEGMENT_SIZE) ?? size;
 }
 
 function stateBox(reason: BlockedReason): string {

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowBundle } from '@temporalio/worker';
+import type { ExecutionContext } from 'ava';
+import type { createTransferActivities } from '../../activities/transfers.ts';
+import { transferWorkflowId } from '../../workflows/ids.ts';
+import { approvalDecidedSignal, revokedSignal, transferLifecycle } from '../../workflows/transferLifecycle.ts';
+import { bundleWorkflows, untilCalled, withWorker } from './workflows.ts';
+
+// transferLifecycle's tests (test/workflows/transfer-*.test.ts) share one stub
+// of its activities over an in-memory transfer, and the moves they make on it.
+
+export type TransferActivities = ReturnType<typeof createTransferActivities>;
+export type Approval = Awaited<ReturnType<TransferActivities['approvalState']>>;
+export type Lifecycle = WorkflowHandle<typeof transferLifecycle>;
+
+export type StubOptions = {
+  files?: string[];
+  /** Files already uploaded when the workflow first looks. */
+  uploaded?: string[];
+  uploadDeadlineInMs?: number;
+  expiresInMs?: number;
+  approvalRequired?: boolean;
+  approval?: Approval;
+  recipient?: string | null;
+  recheckMs?: number;
+  scanOutcome?: 'active' | 'infected' | 'ended';
+  /** scanFile waits for releaseScan(). */
+  holdScan?: boolean;
+  /** The first look fails this many times, as when it comes before the creating transaction commits. */
+  invisibleFor?: number;
+  /** The recipient's mail fails for good (a mailbox that does not exist). */
+  recipientMailFails?: boolean;
+};
+
+/**
+ * Stub activities over one in-memory transfer: `state.approval` is the
+ * persisted decision, `state.calls` what the workflow asked for, in order, and
+ * `state.at` when each call came. The deadlines count from the workflow's
+ * first look (a worker may take seconds to start on a busy machine).
+ */
+export function stubTransfer(options: StubOptions = {}) {
+  const files = options.files ?? ['file-1'];
+  const deadlines = { uploadDeadline: Number.NaN, expiresAt: Number.NaN };
+  const state = { approval: options.approval ?? ('pending' as Approval), calls: [] as string[], at: [] as number[] };
+  const record = (call: string) => {
+    state.calls.push(call);
+    state.at.push(Date.now());
+  };
+  let releaseScan!: () => void;
+  const scanReleased = new Promise<void>((resolve) => {
+    releaseScan = resolve;
+  });
+  if (!options.holdScan) releaseScan();
+  let scanStarted!: () => void;
+  const scanning = new Promise<void>((resolve) => {
+    scanStarted = resolve;
+  });
+  let invisible = options.invisibleFor ?? 0;
+  const activities: TransferActivities = {
+    loadTransferPlan: async () => {
+      if (invisible-- > 0) {
+        record('loadTransferPlan:not-visible');
+        throw ApplicationFailure.retryable('not visible yet', 'NotVisibleYet');
+      }
+      if (Number.isNaN(deadlines.expiresAt)) {
+        deadlines.uploadDeadline = Date.now() + (options.uploadDeadlineInMs ?? 3_600_000);
+        deadlines.expiresAt = Date.now() + (options.expiresInMs ?? 3_600_000);
+      }
+      return {
+        fileIds: files,
+        uploadedFileIds: options.uploaded ?? files,
+        uploadDeadline: new Date(deadlines.uploadDeadline).toISOString(),
+        expiresAt: new Date(deadlines.expiresAt).toISOString(),
+        approvalRequired: options.approvalRequired ?? false,
+        approvalStatus: options.approvalRequired ? state.approval : null,
+        approvalRecheckMs: options.recheckMs ?? 3_600_000,
+        recipient: options.recipient === undefined ? 'recipient@valise.test' : options.recipient,
+      };
+    },
+    approvalState: async () => {
+      record(`approvalState:${state.approval}`);
+      return state.approval;
+    },
+    beginScan: async () => record('beginScan'),
+    scanFile: async (fileId) => {
+      scanStarted();
+      await scanReleased;
+      record(`scanFile:${fileId}`);
+      return 'clean' as const;
+    },
+    settleScan: async () => {
+      record('settleScan');
+      return options.scanOutcome ?? 'active';
+    },
+    endTransfer: async (_id, status, reason) => record(`endTransfer:${status}:${reason}`),
+    requestApproval: async () => record('requestApproval'),
+    notifyApprovalDecision: async () => record(`notifyApprovalDecision:${state.approval}`),
+    notifyRecipient: async () => {
+      record('notifyRecipient');
+      if (options.recipientMailFails) {
+        throw ApplicationFailure.nonRetryable('550 no such mailbox', 'MailRejected');
+      }
+    },
+  };
+  const atOf = (call: string) => state.at[state.calls.indexOf(call)] ?? Number.NaN;
+  /** Waits until the workflow has asked for `call`. */
+  const until = (call: string) => untilCalled(state.calls, (calls) => calls.includes(call), call);
+  /** Records a decision as the API does, and signals it unless `signal` is false (a signal lost). */
+  const decide = async (handle: Lifecycle, decision: 'approved' | 'rejected', signal = true) => {
+    state.approval = decision;
+    if (signal) await handle.signal(approvalDecidedSignal, decision);
+  };
+  return { state, activities, scanning, releaseScan, deadlines, atOf, until, decide };
+}
+
+let bundle: Promise<WorkflowBundle> | undefined;
+
+/** Runs `run` beside a worker of the workflows (bundled once per test file) with `activities` on a fresh task queue. */
+export async function withLifecycleWorker(
+  activities: TransferActivities,
+  run: (client: Client, taskQueue: string) => Promise<void>,
+) {
+  bundle ??= bundleWorkflows();
+  await withWorker(await bundle, activities, run);
+}
+
+/** Starts the workflow on `stub`'s activities, left alone, and returns how it ended. */
+export async function runAlone(stub: { activities: TransferActivities }): Promise<string> {
+  let result = '';
+  await withLifecycleWorker(stub.activities, async (client, taskQueue) => {
+    result = await (await startLifecycle(client, taskQueue)).result();
+  });
+  return result;
+}
+
+/** The calls of a scan that went through: every file, once, in order. */
+export const scanned = (...files: string[]) => ['beginScan', ...files.map((file) => `scanFile:${file}`), 'settleScan'];
+
+export function startLifecycle(client: Client, taskQueue: string): Promise<Lifecycle> {
+  const transferId = randomUUID();
+  return client.workflow.start(transferLifecycle, {
+    taskQueue,
+    workflowId: transferWorkflowId(transferId),
+    args: [{ transferId }],
+    // A workflow that hangs fails the test instead of holding it to ava's timeout.
+    workflowExecutionTimeout: '1 minute',
+  });
+}
+
+/** The mails the workflow asked for, in order. */
+export const mails = (calls: string[]) => calls.filter((c) => c.startsWith('notify') || c === 'requestApproval');
+
+/** Whether `then` was called after `first`. */
+export const after = (calls: string[], first: string, then: string) =>
+  calls.includes(first) && calls.indexOf(then, calls.indexOf(first)) > calls.indexOf(first);
+
+/** Revokes the transfer and checks the workflow ends as revoked: how most tests stop theirs. */
+export async function revokeAndEnd(t: ExecutionContext, handle: Lifecycle) {
+  await handle.signal(revokedSignal);
+  t.is(await handle.result(), 'revoked');
+}
+
+/** Signalling a workflow that has completed is refused: nothing is left to change. */
+export async function refused(t: ExecutionContext, signalling: Promise<void>) {
+  const error = await t.throwsAsync(signalling);
+  t.regex(error?.message ?? '', /completed|not found/i);
+}
