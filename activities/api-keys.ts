@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import { createApiKeyQueries } from '../lib/db/queries/api-keys.ts';
 import { createAuditQueries } from '../lib/db/queries/audit.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
+import { apiKeyEventView } from '../lib/events/views.ts';
 
 // Each activity is idempotent: its UPDATE matches only the first time, so a
 // retry after a crash neither duplicates the event nor the audit entry.
@@ -13,16 +14,7 @@ export function createApiKeyActivities(deps: { db: DatabasePool }) {
         const key = await createApiKeyQueries(tx).markExpired(apiKeyId);
         if (!key) return assertDue(tx, apiKeyId);
         const tenant = { workspaceId: key.workspace_id, environment: key.environment };
-        await createEventQueries(tx).record(tenant, 'api_key.expired', {
-          api_key: {
-            id: key.id,
-            name: key.name,
-            key_prefix: key.key_prefix,
-            key_type: key.key_type,
-            scopes: key.scopes,
-            environment: key.environment,
-          },
-        });
+        await createEventQueries(tx).record(tenant, 'api_key.expired', { api_key: apiKeyEventView(key) });
         await createAuditQueries(tx).insertSystem({
           ...tenant,
           apiKeyId: key.id,

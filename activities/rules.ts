@@ -7,11 +7,11 @@ import { createEventQueries, type DispatchableEvent } from '../lib/db/queries/ev
 import { createRuleQueries, type RuleRow } from '../lib/db/queries/rules.ts';
 import { createTransferQueries, type TransferRow } from '../lib/db/queries/transfers.ts';
 import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
+import { transferEventView } from '../lib/events/views.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { ruleMail } from '../lib/mail/templates.ts';
 import { extensionHours, isActionType, normaliseActionConfig } from '../lib/rules/actions.ts';
 import { describeEvent, fillIn, placeholders } from '../lib/rules/describe.ts';
-import { eventView } from '../lib/transfers/create.ts';
 import { limitsFor } from '../lib/transfers/limits.ts';
 import { shareUrl } from '../lib/transfers/present.ts';
 import type { RuleExecutionStatus } from '../lib/vocabulary.ts';
@@ -172,7 +172,7 @@ export function createRuleActivities(deps: RuleActivityDeps) {
           tenantOf(rule),
           'transfer.expiry_extended',
           {
-            transfer: eventView(extended),
+            transfer: transferEventView(extended),
             previous_expires_at: previous.toISOString(),
             rule_id: rule.id,
             cause_event_id: event.id,
@@ -195,7 +195,7 @@ export function createRuleActivities(deps: RuleActivityDeps) {
         await createEventQueries(tx).record(
           tenantOf(rule),
           'transfer.archived',
-          { transfer: eventView(archived), rule_id: rule.id, cause_event_id: event.id },
+          { transfer: transferEventView(archived), rule_id: rule.id, cause_event_id: event.id },
           causedBy(rule, event),
         );
         await auditRule(tx, rule, 'transfer.archive', transfer.id, {});

@@ -9,12 +9,13 @@ import { createAuditQueries } from '../lib/db/queries/audit.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
 import { createTransferQueries, type TransferRow } from '../lib/db/queries/transfers.ts';
 import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
+import type { EventData, EventType } from '../lib/events/catalog.ts';
+import { transferEventView } from '../lib/events/views.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { approvalDecisionMail, approvalRequestMail, shareLinkMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
 import type { ObjectStore } from '../lib/storage/object-store.ts';
 import { openContent } from '../lib/transfers/content.ts';
-import { eventView } from '../lib/transfers/create.ts';
 import { transferPhase } from '../lib/transfers/phase.ts';
 import { scanWarning, shareUrl } from '../lib/transfers/present.ts';
 import type { ScanStatus, TransferStatus } from '../lib/vocabulary.ts';
@@ -30,6 +31,8 @@ export type TransferActivityDeps = {
 
 type ScanOutcome = 'clean' | 'infected' | 'too_large' | 'skipped';
 type ApprovalStatus = TransferRow['approval_status'];
+/** Why a transfer ends, as its `transfer.expired` or `transfer.deleted` event says. */
+type EndReason = EventData<'transfer.expired' | 'transfer.deleted'>['reason'];
 
 // Every activity here is idempotent: state changes are guarded UPDATEs that
 // match once, object deletions succeed on missing objects, and a rescan
@@ -52,16 +55,16 @@ export function createTransferActivities(deps: TransferActivityDeps) {
 
   // A state change, its events and its audit entry commit together, so a retry
   // after a crash finds either all of them or none.
-  async function record(
+  async function record<T extends EventType>(
     conn: CommonQueryMethods,
     transfer: TransferRow,
-    type: string,
-    extra: Record<string, unknown> = {},
+    type: T,
+    data: EventData<T>,
   ) {
     await createEventQueries(conn).record(
       { workspaceId: transfer.workspace_id, environment: transfer.environment },
       type,
-      { transfer: eventView(transfer), ...extra },
+      data,
     );
   }
 
@@ -168,14 +171,18 @@ export function createTransferActivities(deps: TransferActivityDeps) {
       const files = await transfers.files(transferId);
       const statuses = new Set(files.map((f) => f.scan_status));
       if (statuses.has('infected')) {
-        const signatures = files.filter((f) => f.scan_status === 'infected').map((f) => f.scan_signature);
+        // An infected file always has the signature clamd named (lib/scan/clamd.ts).
+        const signatures = files
+          .filter((f) => f.scan_status === 'infected')
+          .flatMap((f) => (f.scan_signature === null ? [] : [f.scan_signature]));
         await db.transaction(async (tx) => {
           const queries = createTransferQueries(tx);
           await queries.setScanStatus(transferId, 'infected');
           const ended = await queries.end(transferId, 'deleted', 'infected');
           if (!ended) return;
-          await record(tx, ended, 'transfer.scanned', { scan_status: 'infected' });
-          await record(tx, ended, 'transfer.scan_infected', { signatures });
+          const transfer = transferEventView(ended);
+          await record(tx, ended, 'transfer.scanned', { transfer, scan_status: 'infected' });
+          await record(tx, ended, 'transfer.scan_infected', { transfer, signatures });
           await audit(tx, ended, 'transfer.scan_infected', { signatures });
         });
         await destroyContent(transferId);
@@ -193,14 +200,17 @@ export function createTransferActivities(deps: TransferActivityDeps) {
       await db.transaction(async (tx) => {
         const active = await createTransferQueries(tx).activate(transferId, scanStatus);
         if (!active) return;
-        await record(tx, active, 'transfer.scanned', { scan_status: scanStatus });
-        if (scanStatus === 'clean') await record(tx, active, 'transfer.scan_clean');
+        const transfer = transferEventView(active);
+        await record(tx, active, 'transfer.scanned', { transfer, scan_status: scanStatus });
+        if (scanStatus === 'clean') await record(tx, active, 'transfer.scan_clean', { transfer });
         if (unscanned.length > 0) {
           const unscannedFiles = unscanned.map((f) => ({ id: f.id, size: f.size }));
-          await record(tx, active, 'transfer.scan_too_large', { files: unscannedFiles });
+          await record(tx, active, 'transfer.scan_too_large', { transfer, files: unscannedFiles });
         }
         // A decision taken while it uploaded or scanned stands: there is nothing left to request.
-        if (active.approval_status === 'pending') await record(tx, active, 'transfer.approval_requested');
+        if (active.approval_status === 'pending') {
+          await record(tx, active, 'transfer.approval_requested', { transfer });
+        }
         await audit(tx, active, 'transfer.activated', { scan_status: scanStatus });
       });
       return 'active';
@@ -210,13 +220,15 @@ export function createTransferActivities(deps: TransferActivityDeps) {
     async endTransfer(
       transferId: string,
       status: Extract<TransferStatus, 'expired' | 'deleted'>,
-      reason: string,
+      reason: EndReason,
     ): Promise<void> {
       const type = status === 'expired' ? 'transfer.expired' : 'transfer.deleted';
       await db.transaction(async (tx) => {
         const ended = await createTransferQueries(tx).end(transferId, status, reason);
         if (!ended) return;
-        await record(tx, ended, type, { reason });
+        const transfer = transferEventView(ended);
+        if (reason === 'expired') await record(tx, ended, 'transfer.expired', { transfer, reason });
+        else await record(tx, ended, 'transfer.deleted', { transfer, reason });
         await audit(tx, ended, type, { reason });
       });
       await destroyContent(transferId);

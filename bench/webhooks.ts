@@ -17,6 +17,7 @@ import { createEventQueries } from '../lib/db/queries/events.ts';
 import { createWebhookQueries } from '../lib/db/queries/webhooks.ts';
 import { generateWebhookSecret } from '../lib/webhooks/signature.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
+import { standInTransferCreated } from '../test/helpers/dispatch.ts';
 import { gitCommit, writeResults } from './results.ts';
 
 // Signed webhook deliveries through the whole pipeline: events recorded in
@@ -94,7 +95,7 @@ async function recordEvents(db: DatabasePool, tenant: { workspaceId: string; env
       const events = createEventQueries(tx);
       const out = [];
       for (let i = done; i < Math.min(count, done + INSERT_BATCH); i++) {
-        out.push(await events.record(tenant, 'transfer.created', { transfer: { id: randomUUID(), n: i } }));
+        out.push(await events.record(tenant, 'transfer.created', standInTransferCreated()));
       }
       return out;
     });

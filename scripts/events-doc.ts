@@ -6,7 +6,7 @@ import {
   EVENT_FAMILIES,
   type JsonSchema,
   RULE_TRIGGERS,
-  SHARED_VIEWS,
+  SHARED_VIEW_SCHEMAS,
 } from '../lib/events/catalog.ts';
 
 // Prints the generated part of docs/events.md: the envelope table, then each
@@ -19,7 +19,7 @@ const triggers: ReadonlySet<string> = new Set(RULE_TRIGGERS);
 export function renderEventDocs(): string {
   const out: string[] = ['## Delivery envelope', '', ...table(EVENT_ENVELOPE_SCHEMA), ''];
   out.push('## Shared views', '', 'Payloads name these views instead of repeating them.', '');
-  for (const view of SHARED_VIEWS) {
+  for (const view of SHARED_VIEW_SCHEMAS) {
     out.push(`### ${view.title}`, '', view.description ?? '', '', ...table(view, false), '');
   }
   const emitted = EVENT_CATALOG.filter((e) => e.emitted).length;
@@ -63,7 +63,7 @@ function rows(schema: JsonSchema, prefix: string, useShared: boolean): string[] 
   for (const [name, member] of Object.entries(schema.properties ?? {})) {
     const path = `${prefix}${name}`;
     const required = schema.required?.includes(name) ? 'yes' : 'no';
-    const view = useShared ? SHARED_VIEWS.find((v) => v.title === member.title) : undefined;
+    const view = useShared ? SHARED_VIEW_SCHEMAS.find((v) => v.title === member.title) : undefined;
     if (view) {
       const base = Object.keys(view.properties ?? {});
       const own = Object.keys(member.properties ?? {});

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import test from 'ava';
 import { Webhook } from 'standardwebhooks';
 import { createEventQueries } from '../lib/db/queries/events.ts';
@@ -7,7 +6,7 @@ import { planRuleRuns } from '../lib/rules/plan.ts';
 import { connectTemporal } from '../lib/temporal.ts';
 import { verifyLegacy } from '../lib/webhooks/signature.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
-import { eventsDispatched, workflowStarted } from './helpers/dispatch.ts';
+import { eventsDispatched, standInTransferCreated, workflowStarted } from './helpers/dispatch.ts';
 import { type Received, type Receiver, startReceiver } from './helpers/receiver.ts';
 import { untrustedCertificate } from './helpers/tls.ts';
 import { createTransfer } from './helpers/transfers.ts';
@@ -366,7 +365,7 @@ test('dispatchers racing over the same events deliver each (event, webhook) exac
     const events = createEventQueries(tx);
     const recorded = [];
     for (let i = 0; i < 60; i++) {
-      recorded.push(await events.record(tenant, 'transfer.created', { transfer: { id: randomUUID(), n: i } }));
+      recorded.push(await events.record(tenant, 'transfer.created', standInTransferCreated()));
     }
     return recorded.map((event) => event.id);
   });

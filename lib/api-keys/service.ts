@@ -2,9 +2,11 @@ import type { DatabaseTransactionConnection } from 'slonik';
 import { type ApiKeyRow, createApiKeyQueries } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { apiError, notFound } from '../errors.ts';
+import { API_KEY_UPDATABLE } from '../events/api-key-events.ts';
+import { apiKeyEventView } from '../events/views.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
-import type { Environment, KeyType } from '../vocabulary.ts';
+import { type Environment, isOneOf, type KeyType, type RevocationReason } from '../vocabulary.ts';
 import { isStronger, loosenedFields } from './loosening.ts';
 import { type MfaNeed, mfaRequired, verifyMfaCode } from './mfa.ts';
 import { type Caller, NEVER_SHOWN_AGAIN, presentApiKey, tenantOf } from './present.ts';
@@ -90,7 +92,7 @@ export async function issueApiKey(services: Services, owner: KeyOwner, input: Is
     const created = await keys.find(tenant, id);
     if (!created) throw notFound('API key');
     // The event belongs to the environment of the key it describes (webhooks and GET /v1/events there).
-    await createEventQueries(tx).record(tenant, 'api_key.created', { api_key: eventView(created) });
+    await createEventQueries(tx).record(tenant, 'api_key.created', { api_key: apiKeyEventView(created) });
     if (expiresAt) await services.keyTimers.scheduleExpiry(id, expiresAt);
     return created;
   });
@@ -128,8 +130,8 @@ export async function updateApiKey(services: Services, caller: Caller, id: strin
     });
     const updated = await mustFind(tx, caller, id);
     await createEventQueries(tx).record(tenantOf(caller), 'api_key.updated', {
-      api_key: eventView(updated),
-      changed: Object.keys(input).filter((k) => k !== 'mfa_code'),
+      api_key: apiKeyEventView(updated),
+      changed: Object.keys(input).filter((key) => isOneOf(API_KEY_UPDATABLE, key)),
     });
     return updated;
   });
@@ -163,7 +165,7 @@ function updateNeed(caller: Caller, current: ApiKeyRow, input: UpdateApiKeyInput
   return sensitive.length > 0 ? grantNeed(sensitive) : null;
 }
 
-export async function revokeApiKey(services: Services, caller: Caller, id: string, reason: string) {
+export async function revokeApiKey(services: Services, caller: Caller, id: string, reason: RevocationReason) {
   const row = await services.db.transaction(async (tx) => {
     const keys = createApiKeyQueries(tx);
     const current = await keys.findForUpdate(tenantOf(caller), id);
@@ -171,7 +173,10 @@ export async function revokeApiKey(services: Services, caller: Caller, id: strin
     if (current.revoked_at) return current;
     await keys.revoke(id, reason);
     const revoked = await mustFind(tx, caller, id);
-    await createEventQueries(tx).record(tenantOf(caller), 'api_key.revoked', { api_key: eventView(revoked), reason });
+    await createEventQueries(tx).record(tenantOf(caller), 'api_key.revoked', {
+      api_key: apiKeyEventView(revoked),
+      reason,
+    });
     return revoked;
   });
   return { ...presentApiKey(row), revoked: true as const };
@@ -194,7 +199,7 @@ export async function rotateApiKey(services: Services, caller: Caller, id: strin
     for (const secretId of previous) await services.keyTimers.scheduleGraceEnd(secretId, validUntil);
     const rotated = await mustFind(tx, caller, id);
     await createEventQueries(tx).record(tenantOf(caller), 'api_key.rotated', {
-      api_key: eventView(rotated),
+      api_key: apiKeyEventView(rotated),
       previous_key_valid_until: validUntil.toISOString(),
     });
     return { rotated, value, validUntil };
@@ -291,7 +296,3 @@ async function mustFind(tx: DatabaseTransactionConnection, caller: Caller, id: s
 }
 
 /** What events say about a key: never its value or hash. */
-function eventView(row: ApiKeyRow) {
-  const { id, name, key_prefix, key_type, scopes, environment } = row;
-  return { id, name, key_prefix, key_type, scopes, environment };
-}

@@ -7,6 +7,7 @@ import type { Tenant } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
 import { apiError } from '../errors.ts';
+import { transferCreatedView } from '../events/views.ts';
 import type { Services } from '../services.ts';
 import type { EncryptionMode } from '../vocabulary.ts';
 import { limitsFor, type TransferLimits } from './limits.ts';
@@ -79,7 +80,7 @@ export async function createTransfer(services: Services, caller: Caller, input: 
       );
     }
     const events = createEventQueries(tx);
-    const data = { transfer: eventView(transfer, files) };
+    const data = { transfer: transferCreatedView(transfer, files) };
     await events.record(tenant, 'transfer.created', data);
     if (mode === 'e2e') await events.record(tenant, 'transfer.e2e_created', data);
     await services.transferWorkflows.start(transfer.id);
@@ -150,18 +151,4 @@ function checkLimits(limits: TransferLimits, mode: EncryptionMode, input: Create
       param: 'max_downloads',
     });
   }
-}
-
-/** What events say about a transfer: ids and state, never passwords or keys. */
-export function eventView(transfer: TransferRow, files?: readonly FileRow[]) {
-  return {
-    id: transfer.id,
-    short_code: transfer.short_code,
-    status: transfer.status,
-    transfer_title: transfer.transfer_title,
-    encryption_mode: transfer.encryption_mode,
-    recipient: transfer.recipient,
-    expires_at: transfer.expires_at.toISOString(),
-    ...(files ? { files_count: files.length, total_bytes: files.reduce((sum, f) => sum + f.size, 0) } : {}),
-  };
 }

@@ -5,10 +5,10 @@ import { createEventQueries } from '../db/queries/events.ts';
 import { createShareQueries } from '../db/queries/shares.ts';
 import { createTransferQueries } from '../db/queries/transfers.ts';
 import { apiError } from '../errors.ts';
+import { transferEventView } from '../events/views.ts';
 import { type ByteRange, contentDisposition, parseRangeHeader } from '../http/range.ts';
 import type { Services } from '../services.ts';
 import { ContentDestroyedError, openContent } from './content.ts';
-import { eventView } from './create.ts';
 import { blockedError, blockedReason, findShared } from './share.ts';
 import { checkPassword, type Requester, unlockedBy } from './share-passwords.ts';
 
@@ -49,7 +49,7 @@ export async function issueDownloadLinks(
     if (!row) return null;
     await queries.recordDownload(transfer.id, requester.ip, requester.userAgent?.slice(0, 512) ?? null);
     const txEvents = createEventQueries(tx);
-    const data = { transfer: eventView(row), total_downloads: row.total_downloads };
+    const data = { transfer: transferEventView(row), total_downloads: row.total_downloads };
     await txEvents.record(tenant, 'transfer.downloaded', data);
     if (row.total_downloads === 1) await txEvents.record(tenant, 'transfer.first_download', data);
     if (row.max_downloads !== null && row.total_downloads === row.max_downloads) {

@@ -3,10 +3,11 @@ import { createEventQueries } from '../db/queries/events.ts';
 import { createFolderQueries } from '../db/queries/folders.ts';
 import { createTransferQueries, type TransferFilters } from '../db/queries/transfers.ts';
 import { apiError, notFound } from '../errors.ts';
+import { APPROVAL_EVENTS } from '../events/transfer-events.ts';
+import { transferEventView } from '../events/views.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
 import type { ApprovalDecision } from '../vocabulary.ts';
-import { eventView } from './create.ts';
 import { limitsFor } from './limits.ts';
 import { presentTransfer } from './present.ts';
 
@@ -45,7 +46,7 @@ export async function revokeTransfer(services: Services, caller: Caller, id: str
     const ended = await queries.end(id, 'deleted', 'revoked');
     if (ended)
       await createEventQueries(tx).record(tenantOf(caller), 'transfer.deleted', {
-        transfer: eventView(ended),
+        transfer: transferEventView(ended),
         reason: 'revoked',
       });
     return ended ?? current;
@@ -72,8 +73,8 @@ export async function decideApproval(services: Services, caller: Caller, id: str
       });
     }
     const decided = await queries.decideApproval(id, input.decision, caller.userId, input.note ?? null);
-    await createEventQueries(tx).record(tenantOf(caller), `transfer.${input.decision}`, {
-      transfer: eventView(decided),
+    await createEventQueries(tx).record(tenantOf(caller), APPROVAL_EVENTS[input.decision], {
+      transfer: transferEventView(decided),
       approved_by: caller.userId,
       note: input.note ?? null,
     });

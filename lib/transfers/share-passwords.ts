@@ -4,9 +4,9 @@ import { createEventQueries } from '../db/queries/events.ts';
 import { createShareQueries, WHOLE_LINK } from '../db/queries/shares.ts';
 import type { TransferRow } from '../db/queries/transfers.ts';
 import { apiError } from '../errors.ts';
+import { transferEventView } from '../events/views.ts';
 import { addressBucket } from '../net/address-bucket.ts';
 import type { Services } from '../services.ts';
-import { eventView } from './create.ts';
 
 // Share passwords: the rule a new one must follow, and the check of a guess,
 // counted per link and client address before it is verified
@@ -94,7 +94,7 @@ export async function checkPassword(
   }
   const tenant = { workspaceId: transfer.workspace_id, environment: transfer.environment };
   await createEventQueries(services.db).record(tenant, 'transfer.password_failed', {
-    transfer: eventView(transfer),
+    transfer: transferEventView(transfer),
     ip_address: requester.ip,
   });
   throw apiError('forbidden', password ? 'The password is not correct.' : 'This transfer needs its password.', {

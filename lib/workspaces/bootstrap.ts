@@ -5,6 +5,7 @@ import { generateTotpSecret } from '../crypto/totp.ts';
 import { createApiKeyQueries } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createWorkspaceQueries } from '../db/queries/workspaces.ts';
+import { apiKeyEventView } from '../events/views.ts';
 import { ENVIRONMENTS, type Environment } from '../vocabulary.ts';
 
 export type BootstrapResult = {
@@ -42,16 +43,10 @@ export async function bootstrapWorkspace(
         expiresAt: null,
       });
       await apiKeys.insertSecret(id, hashKeyValue(keys.apiKeyPepper, value), displayPrefix);
-      await createEventQueries(tx).record({ workspaceId: workspace.id, environment }, 'api_key.created', {
-        api_key: {
-          id,
-          name: `Bootstrap ${environment} key`,
-          key_prefix: displayPrefix,
-          key_type: 'full',
-          scopes: ['*'],
-          environment,
-        },
-      });
+      const tenant = { workspaceId: workspace.id, environment };
+      const created = await apiKeys.find(tenant, id);
+      if (!created) throw new Error(`bootstrap: key ${id} vanished in its own transaction`);
+      await createEventQueries(tx).record(tenant, 'api_key.created', { api_key: apiKeyEventView(created) });
       values[environment] = value;
     }
     return { workspace_id: workspace.id, user_id: owner.id, mfa_secret: mfaSecret, keys: values };

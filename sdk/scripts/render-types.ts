@@ -13,9 +13,14 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The generated module, formatted by the repo's own formatter so that `biome check` leaves it as it is. */
 export function renderFormattedTypes(document: OpenApiDocument): string {
-  const biome = spawnSync('node_modules/.bin/biome', ['format', '--stdin-file-path=sdk/src/generated/openapi.ts'], {
+  return formatted('sdk/src/generated/openapi.ts', renderTypes(document));
+}
+
+/** `source` as biome formats the file at `path` (relative to the repository). */
+export function formatted(path: string, source: string): string {
+  const biome = spawnSync('node_modules/.bin/biome', ['format', `--stdin-file-path=${path}`], {
     cwd: REPO_ROOT,
-    input: renderTypes(document),
+    input: source,
     encoding: 'utf8',
   });
   if (biome.status !== 0) throw new Error(`biome format failed (${biome.status}): ${biome.stderr}`);
@@ -122,7 +127,8 @@ function renderOperation(method: string, operation: OpenApiOperation): string[] 
   return lines;
 }
 
-function render(schema: JsonSchema, depth: number): string {
+/** A TypeScript type for a JSON Schema, nested objects indented for `depth`. */
+export function render(schema: JsonSchema, depth: number): string {
   if (schema.$ref) return componentName(schema.$ref.replace('#/components/schemas/', ''));
   if (schema.const !== undefined) return literal(schema.const);
   if (schema.enum) return union(schema.enum.map(literal));
@@ -191,6 +197,6 @@ function literal(value: unknown): string {
   return value === null ? 'null' : JSON.stringify(value);
 }
 
-function comment(text: string): string {
+export function comment(text: string): string {
   return text.replaceAll('*/', '*\\/').replaceAll('\n', ' ');
 }

@@ -69,6 +69,7 @@ export {
   type ValiseErrorCode,
   type ValiseErrorInit,
 } from './errors.ts';
+export type { EventDataByType } from './generated/events.ts';
 export { OPENAPI_VERSION, type Paths, REQUEST_ENUMS } from './generated/openapi.ts';
 export { type ListEnvelope, Page, PageRequest } from './pagination.ts';
 export { EXCLUDED_OPERATIONS, ROUTES, type RouteName } from './routes.ts';
@@ -88,6 +89,7 @@ export {
   verifyWebhook,
   WEBHOOK_TOLERANCE_SECONDS,
   type WebhookEvent,
+  type WebhookEventType,
   type WebhookHeaders,
   WebhookVerificationError,
 } from './webhooks-verify.ts';

@@ -1,5 +1,6 @@
 import { base64Decode, utf8 } from './encoding.ts';
 import { ValiseError } from './errors.ts';
+import type { EventDataByType } from './generated/events.ts';
 
 // Verifies a webhook delivery the way the Standard Webhooks specification (and
 // the `standardwebhooks` package) does, with WebCrypto so it runs anywhere:
@@ -23,13 +24,23 @@ export class WebhookVerificationError extends ValiseError {
   }
 }
 
-/** The delivery envelope (docs/events.md lists `data` per type). */
-export type WebhookEvent = {
-  id: string;
-  type: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-};
+/** Every event type a delivery can carry (docs/events.md). */
+export type WebhookEventType = keyof EventDataByType;
+
+/**
+ * The delivery envelope, one member per event type: narrowing on `type` types `data`
+ * (`if (event.type === 'transfer.downloaded') event.data.total_downloads`).
+ */
+export type WebhookEvent<T extends WebhookEventType = WebhookEventType> = {
+  [K in T]: {
+    /** `evt_` and 32 hex digits; retries of a delivery keep it. */
+    id: string;
+    type: K;
+    /** When the event occurred (ISO 8601, UTC). */
+    timestamp: string;
+    data: EventDataByType[K];
+  };
+}[T];
 
 /**
  * Checks the signature and timestamp of a delivery and returns the parsed event. `payload` must be

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { sql } from '../../lib/db/sql.ts';
+import type { EventData } from '../../lib/events/catalog.ts';
 import { eventually } from './api.ts';
 
 // Positive barriers for "nothing else happened" checks. The dispatcher starts
@@ -29,4 +31,21 @@ export async function workflowStarted(temporal: Client, workflowId: string): Pro
     if (error instanceof WorkflowNotFoundError) return false;
     throw error;
   }
+}
+
+/** A `transfer.created` payload of a transfer that does not exist: what dispatch tests and benches fan out. */
+export function standInTransferCreated(): EventData<'transfer.created'> {
+  return {
+    transfer: {
+      id: randomUUID(),
+      short_code: 'standin000',
+      status: 'scanning',
+      transfer_title: null,
+      encryption_mode: 'server',
+      recipient: null,
+      expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      files_count: 1,
+      total_bytes: 1,
+    },
+  };
 }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import test from 'ava';
 import { GENERATED_TYPES_PATH } from '../../sdk/scripts/generate-types.ts';
 import type { OpenApiDocument } from '../../sdk/scripts/openapi-document.ts';
+import { GENERATED_EVENTS_PATH, renderFormattedEvents } from '../../sdk/scripts/render-events.ts';
 import { renderFormattedTypes } from '../../sdk/scripts/render-types.ts';
 import { EXCLUDED_OPERATIONS, ROUTES, Valise } from '../../sdk/src/index.ts';
 import { startApi, type TestApi } from '../helpers/api.ts';
@@ -30,6 +31,14 @@ test('sdk/src/generated/openapi.ts is exactly what the live OpenAPI document gen
   t.true(
     committed === fresh,
     'The SDK types are stale: run `node --import tsx sdk/scripts/generate-types.ts` and review the diff.',
+  );
+});
+
+test('sdk/src/generated/events.ts is exactly what the event catalog generates', async (t) => {
+  const committed = await readFile(GENERATED_EVENTS_PATH, 'utf8');
+  t.true(
+    committed === renderFormattedEvents(),
+    'The SDK event types are stale: run `node --import tsx sdk/scripts/generate-types.ts` and review the diff.',
   );
 });
 

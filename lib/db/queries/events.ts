@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import type { EventData, EventType } from '../../events/catalog.ts';
 import { ENVIRONMENTS } from '../../vocabulary.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
@@ -27,11 +28,14 @@ export type RecordOptions = {
 
 export function createEventQueries(db: CommonQueryMethods) {
   return {
-    /** Records a domain event; call it on the transaction that makes the change. */
-    async record(
+    /**
+     * Records a domain event; call it on the transaction that makes the change. Only a type of the
+     * catalog, with the payload its schema declares, compiles (lib/events/catalog.ts).
+     */
+    async record<T extends EventType>(
       tenant: Tenant,
-      type: string,
-      data: Record<string, unknown>,
+      type: T,
+      data: EventData<T>,
       options: RecordOptions = {},
     ): Promise<EventRow> {
       return db.one(sql.type(eventRow)`

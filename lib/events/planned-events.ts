@@ -1,0 +1,208 @@
+import { z } from 'zod';
+import { event } from './define.ts';
+import { TransferEventView as transfer } from './views.ts';
+
+// The spec's event families this codebase does not emit yet: their payloads are
+// the shape they are planned to have, over views of resources still to come.
+
+const CoffreView = z
+  .object({
+    id: z.string().describe('The vault id.'),
+    name: z.string().describe('The vault name.'),
+    created_at: z.iso.datetime().describe('When it was created.'),
+  })
+  .describe('The vault.');
+
+const CollectionView = z
+  .object({
+    id: z.string().describe('The collection id.'),
+    name: z.string().describe('The collection name.'),
+    items_count: z.int().min(0).describe('Items in the collection after the change.'),
+  })
+  .describe('The collection.');
+
+const RequestView = z
+  .object({
+    id: z.string().describe('The intake id (`in_…`).'),
+    title: z.string().nullable().describe('Title shown to the third party.'),
+    status: z.enum(['open', 'completed', 'expired', 'deleted']).describe('The request status after the change.'),
+    expires_at: z.iso.datetime().nullable().describe('When the request stops accepting files.'),
+  })
+  .describe('The secure intake (file request).');
+
+const SubmissionView = z
+  .object({
+    id: z.string().describe('The intake document id (`doc_…`).'),
+    client_reference: z.string().nullable().describe('Opaque reference given by the submitter, such as a case number.'),
+    files_count: z.int().min(0).describe('Files submitted.'),
+    total_size_bytes: z.int().min(0).describe('Sum of the encrypted blob sizes.'),
+    source: z.enum(['widget', 'api']).describe('How it was submitted.'),
+  })
+  .describe('The submission (intake document).');
+
+const MemberView = z
+  .object({
+    user_id: z.uuid().describe('The member user id.'),
+    email: z.email().describe('The member e-mail address.'),
+    role: z.string().describe('The member role, such as `owner`, `admin` or `member`.'),
+  })
+  .describe('The workspace member.');
+
+const WorkspaceView = z
+  .object({
+    id: z.uuid().describe('The workspace id.'),
+    name: z.string().describe('The workspace name.'),
+    plan: z.string().describe('The current plan.'),
+  })
+  .describe('The workspace.');
+
+const InvoiceView = z
+  .object({
+    id: z.string().describe('The invoice id.'),
+    number: z.string().nullable().describe('Human-readable invoice number.'),
+    amount: z.int().min(0).describe('Amount in the smallest currency unit (cents).'),
+    currency: z.string().describe('ISO 4217 currency code, lower case.'),
+    status: z.string().describe('Invoice status at the processor.'),
+  })
+  .describe('The invoice.');
+
+const DomainView = z
+  .object({
+    id: z.string().describe('The domain id.'),
+    domain: z.string().describe('The host name, such as `files.example.com`.'),
+  })
+  .describe('The custom domain.');
+
+const SessionView = z
+  .object({
+    id: z.string().describe('The session id.'),
+    user_id: z.uuid().describe('Whose session it is.'),
+    ip_address: z.string().nullable().describe('Client address at sign-in.'),
+    user_agent: z.string().nullable().describe('Client user agent at sign-in.'),
+    expires_at: z.iso.datetime().describe('When the session ends unless renewed.'),
+  })
+  .describe('The dashboard session.');
+
+export const PLANNED_EVENTS = {
+  'coffre.created': event('A vault (data room) was created.', { coffre: CoffreView }),
+  'coffre.accessed': event('Someone opened a vault.', {
+    coffre: CoffreView,
+    ip_address: z.string().nullable().describe('Address of the visitor.'),
+    accessed_by: z.string().nullable().describe('E-mail address of the visitor, when known.'),
+  }),
+  'coffre.item_uploaded': event('A file was added to a vault.', {
+    coffre: CoffreView,
+    item: z.object({
+      id: z.string().describe('The item id.'),
+      name: z.string().describe('File name.'),
+      size: z.int().min(0).describe('Size in bytes.'),
+    }),
+  }),
+
+  'collection.created': event('A collection was created.', { collection: CollectionView }),
+  'collection.updated': event('A collection was changed.', {
+    collection: CollectionView,
+    changed: z.array(z.string().describe('A member name.')).describe('The members that were sent.'),
+  }),
+  'collection.deleted': event('A collection was deleted.', { collection: CollectionView }),
+  'collection.item_added': event('An item was added to a collection.', {
+    collection: CollectionView,
+    item: z.object({
+      id: z.string().describe('The item id.'),
+      kind: z.string().describe('What the item is, such as `transfer`.'),
+    }),
+  }),
+
+  'request.created': event('A secure intake (file request) was created.', { request: RequestView }),
+  'request.submitted': event('A third party finished submitting files to an intake.', {
+    request: RequestView,
+    submission: SubmissionView,
+  }),
+  'request.submission_received': event('A submission was stored and is ready to fetch (document `received`).', {
+    request: RequestView,
+    submission: SubmissionView,
+  }),
+  'request.completed': event('An intake received everything it asked for and was closed.', { request: RequestView }),
+  'request.expired': event('An intake reached its expiry and stopped accepting files.', { request: RequestView }),
+  'request.deleted': event('An intake was deleted.', { request: RequestView }),
+
+  'reply.received': event('A recipient replied to a transfer with files of their own.', {
+    transfer,
+    reply: z.object({
+      id: z.string().describe('The reply id.'),
+      from: z.string().nullable().describe('E-mail address of the replier, when known.'),
+      files_count: z.int().min(0).describe('Files in the reply.'),
+    }),
+  }),
+  'signature.completed': event('Every requested signer signed.', {
+    signature: z.object({
+      id: z.string().describe('The signature request id.'),
+      transfer_id: z.uuid().nullable().describe('The transfer it belongs to.'),
+      signers: z.array(z.email().describe('E-mail address of a signer.')).describe('Who signed.'),
+      completed_at: z.iso.datetime().describe('When the last signature arrived.'),
+    }),
+  }),
+  'identity.verified': event('A recipient proved their identity before accessing a transfer.', {
+    verification: z.object({
+      id: z.string().describe('The verification id.'),
+      transfer_id: z.uuid().nullable().describe('The transfer it unlocks.'),
+      email: z.email().describe('The verified address.'),
+      method: z.string().describe('How it was verified, such as `email_code`.'),
+      verified_at: z.iso.datetime().describe('When it succeeded.'),
+    }),
+  }),
+
+  'member.invited': event('Someone was invited to the workspace.', {
+    member: MemberView,
+    invited_by: z.uuid().nullable().describe('User id of the inviter.'),
+  }),
+  'member.joined': event('An invited person joined the workspace.', { member: MemberView }),
+  'member.removed': event('A member was removed from the workspace.', {
+    member: MemberView,
+    removed_by: z.uuid().nullable().describe('User id of whoever removed them; null when removed by provisioning.'),
+  }),
+  'member.role_changed': event('A member role changed.', {
+    member: MemberView,
+    previous_role: z.string().describe('The role before the change.'),
+  }),
+
+  'workspace.updated': event('Workspace settings changed.', {
+    workspace: WorkspaceView,
+    changed: z.array(z.string().describe('A setting name.')).describe('The settings that changed.'),
+  }),
+  'workspace.plan_changed': event('The workspace moved to another plan.', {
+    workspace: WorkspaceView,
+    previous_plan: z.string().describe('The plan before the change.'),
+  }),
+
+  'billing.invoice_paid': event('An invoice was paid.', {
+    invoice: InvoiceView,
+    paid_at: z.iso.datetime().describe('When the payment succeeded.'),
+  }),
+  'billing.payment_failed': event('A payment attempt failed.', {
+    invoice: InvoiceView,
+    attempt_count: z.int().min(1).describe('Attempts so far.'),
+    next_attempt_at: z.iso.datetime().nullable().describe('When the processor retries; null when it gave up.'),
+  }),
+  'billing.subscription_updated': event('The subscription changed (plan, status, renewal).', {
+    subscription: z.object({
+      id: z.string().describe('The subscription id.'),
+      plan: z.string().describe('The plan.'),
+      status: z.string().describe('The subscription status at the processor.'),
+      current_period_end: z.iso.datetime().nullable().describe('When the current period ends.'),
+      cancel_at_period_end: z.boolean().describe('Whether it ends instead of renewing.'),
+    }),
+  }),
+
+  'domain.verified': event('A custom domain passed DNS verification.', { domain: DomainView }),
+  'domain.failed': event('A custom domain failed DNS verification.', {
+    domain: DomainView,
+    reason: z.string().describe('What was wrong, such as a missing record.'),
+  }),
+
+  'session.created': event('Someone signed in to the dashboard.', { session: SessionView }),
+  'session.revoked': event('A dashboard session was ended before its expiry.', {
+    session: SessionView,
+    reason: z.string().describe('Why, such as `signed_out` or `revoked_by_admin`.'),
+  }),
+};
