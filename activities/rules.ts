@@ -10,7 +10,7 @@ import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
 import { transferEventView } from '../lib/events/views.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { ruleMail } from '../lib/mail/templates.ts';
-import { extensionHours, isActionType, normaliseActionConfig } from '../lib/rules/actions.ts';
+import { checkActionConfig, checkTargets, extensionHours, isActionType } from '../lib/rules/actions.ts';
 import { describeEvent, fillIn, placeholders } from '../lib/rules/describe.ts';
 import { limitsFor } from '../lib/transfers/limits.ts';
 import { shareUrl } from '../lib/transfers/present.ts';
@@ -226,7 +226,7 @@ export function createRuleActivities(deps: RuleActivityDeps) {
       // refuses) fails the run at once instead of being acted on.
       let actionConfig: Record<string, unknown>;
       try {
-        actionConfig = normaliseActionConfig(rule.action_type, rule.action_config, {
+        actionConfig = checkTargets(rule.action_type, checkActionConfig(rule.action_type, rule.action_config), {
           allowPrivate: config.webhooks.allowPrivateTargets,
         });
       } catch (error) {

@@ -94,6 +94,7 @@ function withInvertedPatterns(description: unknown, json: JsonSchema): JsonSchem
     if (Array.isArray(node)) for (const item of node) rewrite(item);
     else if (node && typeof node === 'object') {
       const schema = node as JsonSchema;
+      const children = Object.values(schema);
       if (typeof schema.pattern === 'string' && inverted.has(schema.pattern)) {
         const source = schema.pattern;
         delete schema.pattern;
@@ -101,7 +102,8 @@ function withInvertedPatterns(description: unknown, json: JsonSchema): JsonSchem
         if (negated) schema.pattern = negated;
         else schema.not = { pattern: source };
       }
-      for (const value of Object.values(schema)) rewrite(value);
+      // Not into the `not` just written: its pattern is the one to keep.
+      for (const value of children) rewrite(value);
     }
   };
   rewrite(json);

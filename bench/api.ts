@@ -1,9 +1,8 @@
 import { createRequire } from 'node:module';
-import { availableParallelism, cpus } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import Hapi from '@hapi/hapi';
 import { startApi } from '../test/helpers/api.ts';
-import { gitCommit, writeResults } from './results.ts';
+import { runContext, writeResults } from './results.ts';
 
 // Throughput and latency of GET /v1/me and GET /v1/api-keys on the real stack
 // (PostgreSQL, Redis, Temporal), side by side with a bare hapi route in the
@@ -134,11 +133,7 @@ async function main() {
     console.log(markdown);
 
     const report = {
-      at: startedAt.toISOString(),
-      commit: gitCommit(),
-      node: process.version,
-      cpus: availableParallelism(),
-      cpu_model: cpus()[0]?.model ?? null,
+      ...runContext(startedAt),
       settings: {
         duration_s: DURATION_S,
         warmup_s: WARMUP_S,

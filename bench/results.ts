@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 // Where every benchmark writes its figures: bench/results/<name>-<start time>.json (git-ignored).
@@ -11,6 +12,17 @@ export function gitCommit(): string | null {
   } catch {
     return null;
   }
+}
+
+/** What a report says first: when it ran, on which commit, Node and machine. */
+export function runContext(startedAt: Date) {
+  return {
+    at: startedAt.toISOString(),
+    commit: gitCommit(),
+    node: process.version,
+    cpus: availableParallelism(),
+    cpu_model: cpus()[0]?.model ?? null,
+  };
 }
 
 export function writeResults(name: string, startedAt: Date, report: object): string {

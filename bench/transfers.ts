@@ -3,8 +3,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
-import { createServer } from 'node:net';
-import { availableParallelism, cpus } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -26,7 +24,8 @@ import { createDatabasePool } from '../lib/db/pool.ts';
 import { createObjectStore } from '../lib/storage/object-store.ts';
 import { connectTemporal } from '../lib/temporal.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
-import { gitCommit, writeResults } from './results.ts';
+import { freePort } from '../test/helpers/ports.ts';
+import { runContext, writeResults } from './results.ts';
 
 // Streaming throughput of a large transfer through Valise (upload, finalise +
 // scan, download) against a raw PUT and GET of the same bytes straight to
@@ -144,19 +143,6 @@ function apiClient(url: string, key: string) {
 type Api = ReturnType<typeof apiClient>;
 
 // --- the API as a child process, and its memory -------------------------------------------------------------------
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 async function startChildApi() {
   const port = await freePort();
@@ -512,11 +498,7 @@ async function main() {
     return {
       startedAt,
       report: {
-        at: startedAt.toISOString(),
-        commit: gitCommit(),
-        node: process.version,
-        cpus: availableParallelism(),
-        cpu_model: cpus()[0]?.model ?? null,
+        ...runContext(startedAt),
         settings: {
           bytes: SIZE,
           big_bytes: BIG_SIZE,

@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { loadConfig } from '../lib/config.ts';
+import { runCommand } from './helpers/command.ts';
 
 // Production refuses the development secrets (docs/configuration.md,
 // "Production"): the published dev values, and values too regular to be secret.
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEV_SECRET = 'valise-dev-secret-do-not-use-in-production-0000000000';
 const DEV_MASTER_KEYS = `dev-1:${Buffer.alloc(32, 0x5a).toString('base64')}`;
 const strongSecret = () => randomBytes(48).toString('base64');
@@ -73,29 +71,9 @@ test('production still requires both secrets when they are not set', (t) => {
   t.regex(message, /MASTER_KEYS: is required in production/);
 });
 
-/** Runs an entry point with plain node (no tsx) and resolves with its exit code and output. */
-function run(entry: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [entry], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      output += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
+/** Runs an entry point with plain node (no tsx), in an environment of `env` alone (and PATH). */
+const run = (entry: string, env: Record<string, string>) =>
+  runCommand(process.execPath, [entry], { env: { PATH: process.env.PATH ?? '', ...env }, timeoutMs: 30_000 });
 
 // Nothing is reachable at these addresses (port 9 is discard, closed here): the
 // refusal must come before any connection is attempted.

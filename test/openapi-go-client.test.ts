@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { access, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+import { type CommandResult, runCommand } from './helpers/command.ts';
 
 // Anyone can generate a client of the API from its document: oapi-codegen (Go, built by
 // scripts/setup.sh into .cache/bin) generates one from the live GET /v1/openapi.json, a small Go
@@ -27,35 +27,18 @@ test.before(async () => {
 });
 test.after.always(() => api.close());
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
 function run(command: string, args: string[], cwd: string, timeoutMs: number, env: Record<string, string> = {}) {
-  return new Promise<Run>((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd,
-      // No toolchain download, modules from the proxy as go.mod asks.
-      env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+  // No toolchain download, modules from the proxy as go.mod asks.
+  return runCommand(command, args, {
+    cwd,
+    timeoutMs,
+    env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod', ...env },
   });
 }
 
 /** The Go proxy sometimes stalls with no answer; an identical retry then succeeds (scripts/setup.sh's go_build). */
-async function withRetry(attempt: () => Promise<Run>, attempts = 3): Promise<Run> {
-  let last: Run = { code: null, stdout: '', stderr: '' };
+async function withRetry(attempt: () => Promise<CommandResult>, attempts = 3): Promise<CommandResult> {
+  let last: CommandResult = { code: null, stdout: '', stderr: '', output: '' };
   for (let i = 0; i < attempts; i++) {
     last = await attempt();
     if (last.code === 0) return last;

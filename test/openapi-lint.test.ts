@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { ROUTES } from '../sdk/src/routes.ts';
 import { startApi, type TestApi } from './helpers/api.ts';
+import { runCommand } from './helpers/command.ts';
 
 // The published document is one that tools trust: `redocly lint` with the recommended ruleset
 // (redocly.yaml) finds nothing in it, every operation has the operationId of its SDK method,
@@ -39,36 +39,19 @@ const operations = () =>
     Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, operation })),
   );
 
-function run(command: string, args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
 test('redocly lint (recommended ruleset) finds no error and no warning in the live document', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'valise-openapi-'));
   try {
     const file = join(dir, 'openapi.json');
     await writeFile(file, text);
-    const result = await run(
+    const result = await runCommand(
       join(ROOT, 'node_modules/.bin/redocly'),
       ['lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format=json'],
-      // Offline: no telemetry, no update check.
-      { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+      {
+        // Offline: no telemetry, no update check.
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+        timeoutMs: 90_000,
+      },
     );
     const start = result.stdout.indexOf('{');
     t.true(start >= 0, `redocly printed no report (exit ${result.code}): ${result.stderr.slice(0, 2000)}`);

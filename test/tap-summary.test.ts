@@ -1,35 +1,17 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { runCommand } from './helpers/command.ts';
 
 // The two scripts make test ends with: scripts/tap-summary.mjs (the closing
 // line CI reads) and scripts/check-only.mjs (a stray .only fails the run).
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-function run(
-  script: string,
-  args: string[],
-  input = '',
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'scripts', script), ...args], { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+const run = (script: string, args: string[], input = '') =>
+  runCommand(process.execPath, [join(ROOT, 'scripts', script), ...args], { input });
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1);
 

@@ -1,14 +1,17 @@
+import Joi from 'joi';
 import { apiError } from '../errors.ts';
 import { checkWebhookUrl, type TargetPolicy } from '../net/ssrf.ts';
 import { isOneOf, RULE_ACTION_TYPES, type RuleActionType } from '../vocabulary.ts';
 
 // What a rule does when it matches (spec: Automation rules, action_type), and
-// the `action_config` each action takes. The API validates configs with
-// normaliseActionConfig before storing them; the worker runs stored configs.
+// the `action_config` each action takes, written once as joi: the rule routes
+// validate `action_config` with it, and lib/rules/service.ts and the worker
+// check with it the configs the routes do not see whole (a PATCH merged with
+// the stored rule, a stored config before it is acted on). The target guard of
+// URL actions (lib/net/ssrf.ts) is a step of its own: it depends on
+// configuration, and the worker applies it again at every call.
 
-export function isActionType(value: unknown): value is RuleActionType {
-  return isOneOf(RULE_ACTION_TYPES, value);
-}
+export const isActionType = (value: unknown): value is RuleActionType => isOneOf(RULE_ACTION_TYPES, value);
 
 /** Actions that POST to a customer URL, signed like webhook deliveries with the rule's own `whsec_` secret. */
 export const SIGNED_ACTIONS: readonly RuleActionType[] = ['webhook', 'trigger_webhook'];
@@ -23,28 +26,6 @@ export const URL_ACTIONS: readonly RuleActionType[] = ['webhook', 'trigger_webho
 export const URL_ACTION_SCOPE = 'webhooks:manage';
 export const callsUrl = (actionType: string) => (URL_ACTIONS as readonly string[]).includes(actionType);
 
-/**
- * Mail actions. Their target is fixed by the action, never by the config:
- * `email_recipient` mails the transfer's own recipient, `email_workspace` the
- * workspace owner. A config holds no address.
- */
-export const MAIL_ACTIONS: readonly RuleActionType[] = ['email_recipient', 'email_workspace'];
-const MAIL_TARGETS =
-  "mail actions take no address: `email_recipient` mails the transfer's recipient, `email_workspace` the workspace owner";
-
-/** The members each action's config may have; any other member is refused. */
-export const ACTION_CONFIG_MEMBERS: Readonly<Record<RuleActionType, readonly string[]>> = {
-  webhook: ['url'],
-  trigger_webhook: ['url'],
-  slack_notify: ['webhook_url'],
-  email_recipient: ['subject', 'body'],
-  email_workspace: ['subject', 'body'],
-  tag_transfer: ['tag'],
-  untag_transfer: ['tag'],
-  extend_expiry: ['hours', 'days'],
-  archive_transfer: [],
-};
-
 export const MAX_URL_LENGTH = 2048;
 export const MAX_SUBJECT_LENGTH = 200;
 export const MAX_BODY_LENGTH = 5000;
@@ -52,122 +33,148 @@ export const MAX_TAG_LENGTH = 64;
 /** extend_expiry may add at most this much (hours + days together). */
 export const MAX_EXTENSION_HOURS = 365 * 24;
 
-const invalid = (param: string, message: string) => apiError('validation_error', message, { param });
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+const CONTROL_OR_LINE_BREAK = /[\u0000-\u001f\u007f]/;
 
 /**
- * Free text of a config: a string, without NUL or other control characters
- * (tab and newlines are fine), well-formed UTF-16, trimmed. Empty after
- * trimming gives undefined.
+ * Free text of a config: trimmed, without NUL or other control characters
+ * (tab and newlines are fine in a body), well-formed UTF-16. Empty after
+ * trimming is dropped.
  */
-function configText(value: unknown, param: string, max: number, options: { singleLine?: boolean } = {}) {
-  if (typeof value !== 'string') throw invalid(param, `\`${param}\` must be a string.`);
-  const text = value.trim();
-  if (CONTROL.test(text) || (options.singleLine && /[\r\n\t]/.test(text)))
-    throw invalid(param, `\`${param}\` must not contain control characters.`);
-  if (!text.isWellFormed()) throw invalid(param, `\`${param}\` is not valid Unicode text.`);
-  if (text.length > max) throw invalid(param, `\`${param}\` must be at most ${max} characters long.`);
-  return text === '' ? undefined : text;
+const configText = (max: number, { singleLine = false } = {}) =>
+  Joi.string()
+    .trim()
+    .empty('')
+    .pattern(singleLine ? CONTROL_OR_LINE_BREAK : CONTROL, { invert: true, name: 'control characters' })
+    .custom((value: string, helpers) => (value.isWellFormed() ? value : helpers.error('string.wellFormed')))
+    .max(max)
+    .messages({
+      'string.pattern.invert.name': '{{#label}} must not contain control characters',
+      'string.wellFormed': '{{#label}} is not valid Unicode text',
+    });
+
+/** The URL an action POSTs to; the target guard (checkTargets) judges where it leads. */
+const targetUrl = Joi.string().max(MAX_URL_LENGTH);
+
+const amount = Joi.number().strict().positive();
+
+/** An error of a config's member (`action_config.<member>`), raised by a rule of the config object. */
+const memberError = (helpers: Joi.CustomHelpers, code: string, member: string) =>
+  helpers.error(code, {}, { ...helpers.state, path: [...(helpers.state.path ?? []), member] });
+
+/**
+ * A config object that takes `members` and refuses any other member, saying
+ * what the action takes (and, for mail actions, why they take no address).
+ * `required` members are checked after the others are refused, so that an
+ * unknown member is named rather than a missing one (`{ "url": … }` for
+ * slack_notify is refused for `url`).
+ */
+function config(members: Record<string, Joi.Schema>, { required = [] as string[], takes = '' } = {}) {
+  const names = Object.keys(members).map((member) => `\`${member}\``);
+  const said =
+    takes || (names.length === 0 ? 'this action takes no members' : `this action takes only ${names.join(', ')}`);
+  return Joi.object(members)
+    .unknown(false)
+    .custom((value: Record<string, unknown>, helpers) => {
+      const missing = required.find((member) => value[member] === undefined);
+      return missing === undefined ? value : memberError(helpers, 'any.required', missing);
+    })
+    .messages({ 'object.unknown': `{{#label}} is not allowed: ${said}.` });
 }
 
-/** A URL Valise may POST to: the same guard as webhook targets (lib/net/ssrf.ts); returns it normalised. */
-function targetUrl(value: unknown, param: string, policy: TargetPolicy): string {
-  if (value === undefined || value === null) throw invalid(param, `This action needs \`${param}\`, the URL to call.`);
-  if (typeof value !== 'string') throw invalid(param, `\`${param}\` must be a string.`);
-  if (value.length > MAX_URL_LENGTH) throw invalid(param, `\`${param}\` must be at most ${MAX_URL_LENGTH} characters.`);
-  const check = checkWebhookUrl(value, policy);
-  if (!check.ok) throw invalid(param, `This URL cannot be called by a rule: ${check.message}.`);
-  return check.url.toString();
-}
+const callConfig = config({ url: targetUrl }, { required: ['url'] });
+const slackConfig = config({ webhook_url: targetUrl }, { required: ['webhook_url'] });
+const mailConfig = config(
+  { subject: configText(MAX_SUBJECT_LENGTH, { singleLine: true }), body: configText(MAX_BODY_LENGTH) },
+  {
+    takes:
+      "mail actions take only `subject`, `body`, and no address: `email_recipient` mails the transfer's recipient, " +
+      '`email_workspace` the workspace owner',
+  },
+);
+const tagConfig = config({ tag: configText(MAX_TAG_LENGTH, { singleLine: true }) }, { required: ['tag'] });
+/** `hours` and/or `days`, at least one, together at most MAX_EXTENSION_HOURS; an error names the member at fault. */
+const extensionConfig = config({ hours: amount, days: amount })
+  .custom((value: { hours?: number; days?: number }, helpers) => {
+    if (value.hours === undefined && value.days === undefined) return memberError(helpers, 'extension.none', 'hours');
+    if (extensionHours(value) > MAX_EXTENSION_HOURS) {
+      return memberError(helpers, 'extension.total', value.days === undefined ? 'hours' : 'days');
+    }
+    return value;
+  })
+  .messages({
+    'extension.none': 'Action `extend_expiry` needs `hours` or `days`, greater than 0.',
+    'extension.total': `\`extend_expiry\` may add at most 365 days (${MAX_EXTENSION_HOURS} hours) in all.`,
+  });
 
-function positiveAmount(value: unknown, param: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw invalid(param, `\`${param}\` must be a number greater than 0.`);
-  }
-  return value;
+/** The `action_config` each action takes; any other member is refused. */
+export const ACTION_CONFIGS: Readonly<Record<RuleActionType, Joi.ObjectSchema>> = {
+  webhook: callConfig,
+  trigger_webhook: callConfig,
+  slack_notify: slackConfig,
+  email_recipient: mailConfig,
+  email_workspace: mailConfig,
+  tag_transfer: tagConfig,
+  untag_transfer: tagConfig,
+  extend_expiry: extensionConfig,
+  archive_transfer: config({}),
+};
+
+/** The action types of each distinct config, so that each config is one branch (and published once). */
+const actionsByConfig = new Map<Joi.ObjectSchema, RuleActionType[]>();
+for (const actionType of RULE_ACTION_TYPES) {
+  const schema = ACTION_CONFIGS[actionType];
+  actionsByConfig.set(schema, [...(actionsByConfig.get(schema) ?? []), actionType]);
 }
 
 /**
- * Checks an action's config and returns it normalised: text trimmed (empty
- * optional text dropped), URLs in their normal form. Throws 400
- * validation_error naming the member at fault (`action_config.<member>`) when
- * a required member is missing or invalid, or a member is not one the action
- * takes.
+ * `action_config` as its sibling `action_type` takes it (any object when the
+ * request has no `action_type`: a PATCH's config is then checked with the
+ * stored action, by checkActionConfig).
  */
-export function normaliseActionConfig(
+export const actionConfig = Joi.object()
+  .unknown(true)
+  .when('action_type', {
+    switch: [...actionsByConfig].map(([schema, actionTypes]) => ({
+      is: Joi.string()
+        .valid(...actionTypes)
+        .required(),
+      // biome-ignore lint/suspicious/noThenProperty: joi's conditional takes `then`.
+      then: schema,
+    })),
+  })
+  .description(
+    'Members depend on `action_type`: `url` (webhook, trigger_webhook), `webhook_url` (slack_notify), ' +
+      '`subject`/`body` (email_*), `tag` (tag_transfer, untag_transfer), `hours`/`days` (extend_expiry), ' +
+      'none (archive_transfer). Any other member is refused. Default `{}`.',
+  );
+
+const ruleAction = Joi.object<{ action_type: RuleActionType; action_config: Record<string, unknown> }>({
+  action_type: Joi.string()
+    .valid(...RULE_ACTION_TYPES)
+    .required(),
+  action_config: actionConfig.required(),
+});
+
+/**
+ * Checks with ACTION_CONFIGS a config no route has checked with its action:
+ * the default `{}` of a new rule, a PATCH's config merged with the stored
+ * rule, a stored config the worker is about to act on. Returns the config
+ * normalised, or throws 400 validation_error naming the member at fault
+ * (`action_config.<member>`), as the routes' validation does.
+ */
+export function checkActionConfig(
   actionType: RuleActionType,
-  config: unknown,
-  policy: TargetPolicy,
+  config: Record<string, unknown>,
 ): Record<string, unknown> {
-  const input = config === undefined ? {} : config;
-  if (!isPlainObject(input)) throw invalid('action_config', '`action_config` must be an object.');
-  const allowed = ACTION_CONFIG_MEMBERS[actionType];
-  for (const member of Object.keys(input)) {
-    if (!allowed.includes(member)) {
-      const takes =
-        allowed.length === 0 ? 'takes no members' : `takes only ${allowed.map((m) => `\`${m}\``).join(', ')}`;
-      const why = MAIL_ACTIONS.includes(actionType) ? `; ${MAIL_TARGETS}` : '';
-      throw invalid(
-        `action_config.${member}`,
-        `\`action_config.${member}\` is not allowed: action \`${actionType}\` ${takes}${why}.`,
-      );
-    }
+  const { error, value } = ruleAction.validate({ action_type: actionType, action_config: config });
+  const first = error?.details[0];
+  if (first) {
+    throw apiError('validation_error', first.message.replaceAll('"', '`'), { param: first.path.join('.') });
   }
-  const param = (member: string) => `action_config.${member}`;
-  switch (actionType) {
-    case 'webhook':
-    case 'trigger_webhook':
-      return { url: targetUrl(input.url, param('url'), policy) };
-    case 'slack_notify':
-      return { webhook_url: targetUrl(input.webhook_url, param('webhook_url'), policy) };
-    case 'email_recipient':
-    case 'email_workspace': {
-      const out: Record<string, unknown> = {};
-      if (input.subject !== undefined) {
-        const subject = configText(input.subject, param('subject'), MAX_SUBJECT_LENGTH, { singleLine: true });
-        if (subject !== undefined) out.subject = subject;
-      }
-      if (input.body !== undefined) {
-        const body = configText(input.body, param('body'), MAX_BODY_LENGTH);
-        if (body !== undefined) out.body = body;
-      }
-      return out;
-    }
-    case 'tag_transfer':
-    case 'untag_transfer': {
-      const tag =
-        input.tag === undefined || input.tag === null
-          ? undefined
-          : configText(input.tag, param('tag'), MAX_TAG_LENGTH, { singleLine: true });
-      if (tag === undefined) throw invalid(param('tag'), `Action \`${actionType}\` needs a non-empty \`tag\`.`);
-      return { tag };
-    }
-    case 'extend_expiry': {
-      if (input.hours === undefined && input.days === undefined) {
-        throw invalid(param('hours'), 'Action `extend_expiry` needs `hours` or `days`, greater than 0.');
-      }
-      const out: Record<string, number> = {};
-      if (input.hours !== undefined) out.hours = positiveAmount(input.hours, param('hours'));
-      if (input.days !== undefined) out.days = positiveAmount(input.days, param('days'));
-      if ((out.hours ?? 0) + (out.days ?? 0) * 24 > MAX_EXTENSION_HOURS) {
-        throw invalid(
-          param(out.days === undefined ? 'hours' : 'days'),
-          `\`extend_expiry\` may add at most 365 days (${MAX_EXTENSION_HOURS} hours) in all.`,
-        );
-      }
-      return out;
-    }
-    case 'archive_transfer':
-      return {};
-  }
+  return value.action_config;
 }
 
 /**
@@ -179,14 +186,33 @@ export function carryOverConfig(
   actionType: RuleActionType,
   previous: Record<string, unknown>,
 ): Record<string, unknown> {
-  const allowed = ACTION_CONFIG_MEMBERS[actionType];
-  const out: Record<string, unknown> = {};
-  for (const member of allowed) if (Object.hasOwn(previous, member)) out[member] = previous[member];
-  return out;
+  const members = Object.keys(ACTION_CONFIGS[actionType].describe().keys ?? {});
+  return Object.fromEntries(Object.entries(previous).filter(([member]) => members.includes(member)));
+}
+
+/**
+ * The target guard of URL actions (lib/net/ssrf.ts), as for webhooks: returns
+ * the config with its URL in normal form, or throws 400 validation_error
+ * naming the member. Other actions' configs are returned as they are.
+ */
+export function checkTargets(
+  actionType: RuleActionType,
+  config: Record<string, unknown>,
+  policy: TargetPolicy,
+): Record<string, unknown> {
+  const member = actionType === 'slack_notify' ? 'webhook_url' : 'url';
+  if (!callsUrl(actionType) || typeof config[member] !== 'string') return config;
+  const check = checkWebhookUrl(config[member], policy);
+  if (!check.ok) {
+    throw apiError('validation_error', `This URL cannot be called by a rule: ${check.message}.`, {
+      param: `action_config.${member}`,
+    });
+  }
+  return { ...config, [member]: check.url.toString() };
 }
 
 /** Hours an extend_expiry config adds. */
-export function extensionHours(config: Record<string, unknown>): number {
+export function extensionHours(config: { hours?: unknown; days?: unknown }): number {
   const hours = typeof config.hours === 'number' ? config.hours : 0;
   const days = typeof config.days === 'number' ? config.days : 0;
   return hours + days * 24;

@@ -1,46 +1,38 @@
-import { z } from 'zod';
 import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { holdsScope } from '../api-keys/scopes.ts';
 import { seal, unseal } from '../crypto/secrets.ts';
 import { createRuleQueries, type RuleChanges, type RuleExecutionRow, type RuleRow } from '../db/queries/rules.ts';
 import { apiError, notFound } from '../errors.ts';
-import { RULE_TRIGGERS } from '../events/catalog.ts';
+import type { RULE_TRIGGERS } from '../events/catalog.ts';
 import type { TargetPolicy } from '../net/ssrf.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
-import {
-  ENCRYPTION_MODES,
-  type EncryptionMode,
-  isOneOf,
-  type RuleActionType,
-  TRANSFER_STATUSES,
-  type TransferStatus,
-} from '../vocabulary.ts';
+import type { EncryptionMode, RuleActionType, TransferStatus } from '../vocabulary.ts';
 import { generateWebhookSecret } from '../webhooks/signature.ts';
 import {
   callsUrl,
   carryOverConfig,
+  checkActionConfig,
+  checkTargets,
   isActionType,
-  isPlainObject,
-  normaliseActionConfig,
   URL_ACTION_SCOPE,
   usesSigningSecret,
 } from './actions.ts';
 
 // Automation rules (docs/rules.md): a trigger event, optional conditions and
-// one action, per workspace and environment. This module validates and
-// stores them; the worker evaluates and runs them.
+// one action, per workspace and environment. The routes' joi schemas
+// (api/plugins/rules/schemas.ts, with the action configs of ./actions.ts)
+// validate a rule; this module adds what they cannot see (the target guard,
+// the stored rule a PATCH is merged with), stores it and seals its secret; the
+// worker evaluates and runs rules.
 
 export const MAX_RULES = 100;
 export const MAX_NAME_LENGTH = 200;
 export const MAX_DESCRIPTION_LENGTH = 500;
 
 export type RuleTrigger = (typeof RULE_TRIGGERS)[number];
-const triggers: ReadonlySet<string> = new Set(RULE_TRIGGERS);
-export function isRuleTrigger(value: unknown): value is RuleTrigger {
-  return typeof value === 'string' && triggers.has(value);
-}
 
+/** The condition keys (docs/rules.md, "Conditions"). */
 export const CONDITION_KEYS = ['encryption_mode', 'min_files', 'status', 'recipient_email', 'country_code'] as const;
 /** min_files above this cannot match any transfer. */
 export const MAX_MIN_FILES = 1_000_000;
@@ -49,144 +41,34 @@ export type TriggerConditions = {
   encryption_mode?: EncryptionMode;
   min_files?: number;
   status?: TransferStatus;
+  /** Lower case. */
   recipient_email?: string;
+  /** Upper case. */
   country_code?: string;
 };
 
-export type RuleDefinition = {
-  name: string;
-  description: string | null;
-  trigger_event: RuleTrigger;
-  trigger_conditions: TriggerConditions | null;
-  action_type: RuleActionType;
-  action_config: Record<string, unknown>;
-  is_enabled: boolean;
-};
-
-/** A rule as a client sends it (POST body); PATCH sends any subset. */
+/** A rule as the routes' schemas let it through (trimmed, normalised); PATCH sends any subset. */
 export type RuleInput = {
   name: string;
   description?: string | null | undefined;
-  trigger_event: string;
-  trigger_conditions?: unknown;
-  action_type: string;
-  action_config?: unknown;
+  trigger_event: RuleTrigger;
+  /** null when the client sent anything but an object (the spec's rule). */
+  trigger_conditions?: TriggerConditions | null | undefined;
+  action_type: RuleActionType;
+  /** Checked with `action_type` by the route; absent means `{}`. */
+  action_config?: Record<string, unknown> | undefined;
   is_enabled?: boolean | undefined;
 };
 
-const invalid = (param: string, message: string) => apiError('validation_error', message, { param });
-const email = z.email().max(320);
+/** An empty description is none. */
+const descriptionOf = (description: string | null | undefined) => description || null;
 
-// ---- Normalisers, shared with the worker. ----
-
-export function normaliseName(value: unknown): string {
-  if (typeof value !== 'string') throw invalid('name', '`name` must be a string.');
-  const name = value.trim();
-  if (name === '') throw invalid('name', '`name` must not be empty.');
-  if (name.length > MAX_NAME_LENGTH) throw invalid('name', `\`name\` must be at most ${MAX_NAME_LENGTH} characters.`);
-  if (name.includes('\u0000')) throw invalid('name', '`name` must not contain NUL characters.');
-  return name;
-}
-
-/** Trimmed; absent, null or empty becomes null. */
-export function normaliseDescription(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw invalid('description', '`description` must be a string or null.');
-  const description = value.trim();
-  if (description.length > MAX_DESCRIPTION_LENGTH) {
-    throw invalid('description', `\`description\` must be at most ${MAX_DESCRIPTION_LENGTH} characters.`);
-  }
-  if (description.includes('\u0000')) throw invalid('description', '`description` must not contain NUL characters.');
-  return description === '' ? null : description;
-}
-
-export function checkTrigger(value: unknown): RuleTrigger {
-  if (!isRuleTrigger(value)) {
-    throw invalid('trigger_event', '`trigger_event` is not a supported trigger. See docs/rules.md for the list.');
-  }
-  return value;
-}
-
-export function checkActionType(value: unknown): RuleActionType {
-  if (!isActionType(value)) {
-    throw invalid('action_type', '`action_type` is not a supported action. See docs/rules.md for the list.');
-  }
-  return value;
-}
-
-/**
- * The spec's rule: anything but a plain object is null (no conditions). An
- * object may only hold CONDITION_KEYS, each valid; the result is normalised
- * (`country_code` upper case, `recipient_email` trimmed and lower case).
- */
-export function normaliseTriggerConditions(value: unknown): TriggerConditions | null {
-  if (!isPlainObject(value)) return null;
-  const out: TriggerConditions = {};
-  for (const [key, raw] of Object.entries(value)) {
-    const param = `trigger_conditions.${key}`;
-    switch (key) {
-      case 'encryption_mode':
-        if (!isOneOf(ENCRYPTION_MODES, raw)) {
-          throw invalid(param, `\`${param}\` must be ${ENCRYPTION_MODES.map((mode) => `\`${mode}\``).join(' or ')}.`);
-        }
-        out.encryption_mode = raw;
-        break;
-      case 'min_files':
-        if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 1 || raw > MAX_MIN_FILES) {
-          throw invalid(param, `\`${param}\` must be an integer from 1 to ${MAX_MIN_FILES}.`);
-        }
-        out.min_files = raw;
-        break;
-      case 'status': {
-        const status = TRANSFER_STATUSES.find((s) => s === raw);
-        if (!status) throw invalid(param, `\`${param}\` must be one of ${TRANSFER_STATUSES.join(', ')}.`);
-        out.status = status;
-        break;
-      }
-      case 'recipient_email': {
-        const parsed = typeof raw === 'string' ? email.safeParse(raw.trim()) : null;
-        if (!parsed?.success) throw invalid(param, `\`${param}\` must be an e-mail address.`);
-        out.recipient_email = parsed.data.toLowerCase();
-        break;
-      }
-      case 'country_code':
-        if (typeof raw !== 'string' || !/^[A-Za-z]{2}$/.test(raw)) {
-          throw invalid(param, `\`${param}\` must be a two-letter country code (ISO 3166-1 alpha-2).`);
-        }
-        out.country_code = raw.toUpperCase();
-        break;
-      default:
-        throw invalid(
-          param,
-          `\`${param}\` is not a known condition; conditions are ${CONDITION_KEYS.map((k) => `\`${k}\``).join(', ')}.`,
-        );
-    }
-  }
-  return out;
-}
-
-/**
- * Validates a whole rule and returns it normalised, or throws 400
- * validation_error naming the field at fault. The worker may call it on a
- * stored rule to re-check it (for instance against a stricter URL policy).
- */
-export function validateRuleDefinition(input: RuleInput, policy: TargetPolicy): RuleDefinition {
-  const name = normaliseName(input.name);
-  const trigger = checkTrigger(input.trigger_event);
-  const actionType = checkActionType(input.action_type);
-  const actionConfig = normaliseActionConfig(actionType, input.action_config, policy);
-  if (input.is_enabled !== undefined && typeof input.is_enabled !== 'boolean') {
-    throw invalid('is_enabled', '`is_enabled` must be a boolean.');
-  }
-  return {
-    name,
-    description: normaliseDescription(input.description),
-    trigger_event: trigger,
-    trigger_conditions: normaliseTriggerConditions(input.trigger_conditions),
-    action_type: actionType,
-    action_config: actionConfig,
-    is_enabled: input.is_enabled ?? true,
-  };
+/** A stored rule's action (written by the API, so one it knows). */
+function storedActionType(row: RuleRow): RuleActionType {
+  if (isActionType(row.action_type)) return row.action_type;
+  throw apiError('validation_error', '`action_type` is not a supported action. See docs/rules.md for the list.', {
+    param: 'action_type',
+  });
 }
 
 const targetPolicy = (services: Services): TargetPolicy => ({
@@ -254,8 +136,12 @@ export function ruleSigningSecret(services: Pick<Services, 'keys'>, row: Pick<Ru
 
 export async function createRule(services: Services, caller: Caller, input: RuleInput) {
   if (callsUrl(input.action_type)) requireUrlActionScope(caller);
-  const rule = validateRuleDefinition(input, targetPolicy(services));
-  const secret = usesSigningSecret(rule.action_type) ? generateWebhookSecret() : null;
+  const actionConfig = checkTargets(
+    input.action_type,
+    input.action_config ?? checkActionConfig(input.action_type, {}),
+    targetPolicy(services),
+  );
+  const secret = usesSigningSecret(input.action_type) ? generateWebhookSecret() : null;
   const row = await services.db.transaction(async (tx) => {
     const rules = createRuleQueries(tx);
     await rules.lockTenant(tenantOf(caller));
@@ -263,14 +149,14 @@ export async function createRule(services: Services, caller: Caller, input: Rule
       throw apiError('validation_error', `A workspace may have at most ${MAX_RULES} rules per environment.`);
     }
     return rules.insert(tenantOf(caller), {
-      name: rule.name,
-      description: rule.description,
-      triggerEvent: rule.trigger_event,
-      triggerConditions: rule.trigger_conditions,
-      actionType: rule.action_type,
-      actionConfig: rule.action_config,
+      name: input.name,
+      description: descriptionOf(input.description),
+      triggerEvent: input.trigger_event,
+      triggerConditions: input.trigger_conditions ?? null,
+      actionType: input.action_type,
+      actionConfig,
       secretSealed: secret === null ? null : seal(services.keys.seal, secret),
-      isEnabled: rule.is_enabled,
+      isEnabled: input.is_enabled ?? true,
     });
   });
   return secret === null ? presentRule(row) : { ...presentRule(row), secret };
@@ -307,28 +193,29 @@ export async function updateRule(services: Services, caller: Caller, id: string,
     const row = await rules.find(tenantOf(caller), id, { forUpdate: true });
     if (!row) throw notFound('rule');
     // Any change to a rule that calls a URL, or that would make it call one.
-    const nextActionType = isActionType(input.action_type) ? input.action_type : row.action_type;
-    if (callsUrl(row.action_type) || callsUrl(nextActionType)) requireUrlActionScope(caller);
-    const changes: RuleChanges = {};
-    if (input.name !== undefined) changes.name = normaliseName(input.name);
-    if (input.description !== undefined) changes.description = normaliseDescription(input.description);
-    if (input.trigger_event !== undefined) changes.triggerEvent = checkTrigger(input.trigger_event);
-    if (input.trigger_conditions !== undefined) {
-      changes.triggerConditions = normaliseTriggerConditions(input.trigger_conditions);
+    if (callsUrl(row.action_type) || (input.action_type !== undefined && callsUrl(input.action_type))) {
+      requireUrlActionScope(caller);
     }
+    const changes: RuleChanges = {};
+    if (input.name !== undefined) changes.name = input.name;
+    if (input.description !== undefined) changes.description = descriptionOf(input.description);
+    if (input.trigger_event !== undefined) changes.triggerEvent = input.trigger_event;
+    if (input.trigger_conditions !== undefined) changes.triggerConditions = input.trigger_conditions;
     if (input.is_enabled !== undefined) changes.isEnabled = input.is_enabled;
     let secret: string | null = null;
     if (input.action_type !== undefined || input.action_config !== undefined) {
-      const actionType =
-        input.action_type === undefined ? checkActionType(row.action_type) : checkActionType(input.action_type);
+      const actionType = input.action_type ?? storedActionType(row);
+      // The route checked a config sent with its action_type; any other is checked here, whole.
       const config =
-        input.action_config !== undefined
+        input.action_type !== undefined && input.action_config !== undefined
           ? input.action_config
-          : actionType === row.action_type
-            ? row.action_config
-            : carryOverConfig(actionType, row.action_config);
+          : checkActionConfig(
+              actionType,
+              input.action_config ??
+                (actionType === row.action_type ? row.action_config : carryOverConfig(actionType, row.action_config)),
+            );
       changes.actionType = actionType;
-      changes.actionConfig = normaliseActionConfig(actionType, config, targetPolicy(services));
+      changes.actionConfig = checkTargets(actionType, config, targetPolicy(services));
       if (usesSigningSecret(actionType) && row.secret_sealed === null) {
         secret = generateWebhookSecret();
         changes.secretSealed = seal(services.keys.seal, secret);

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
@@ -12,34 +11,21 @@ import {
   ValiseError,
 } from '../../sdk/src/index.ts';
 import { toDirectory } from '../../sdk/src/node.ts';
-import { startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
 import { content, waitForTransfer } from '../helpers/transfers.ts';
+import { sdkSession } from './session.ts';
 
 // What a Node user passes to the SDK first: paths and file: URLs are files on
 // disk; anything else that cannot be a file is an InvalidArgumentError naming
 // the argument, thrown before any request leaves.
 
-let api: TestApi;
-let ws: TestWorkspace;
-let valise: Valise;
-let dir: string;
-test.before(async () => {
-  api = await startApi();
-  ws = await api.workspace('SDK inputs');
-  valise = new Valise({ apiKey: ws.keys.live, baseUrl: api.url });
-  dir = await mkdtemp(join(tmpdir(), 'valise-sdk-inputs-'));
-});
-test.after.always(async () => {
-  await api.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const sdk = sdkSession('SDK inputs');
 
 /** A client whose every request is recorded (and still made). */
 function recording() {
   const requests: string[] = [];
   const client = new Valise({
-    apiKey: ws.keys.live,
-    baseUrl: api.url,
+    apiKey: sdk.ws.keys.live,
+    baseUrl: sdk.api.url,
     fetch: (input, init) => {
       requests.push(`${init?.method ?? 'GET'} ${String(input)}`);
       return fetch(input, init);
@@ -67,11 +53,11 @@ for (const mode of ['server', 'e2e'] as const) {
   test(`a path string and a file: URL are sent from disk and come back byte-identical (${mode} mode)`, async (t) => {
     const first = content(3 * 1024 * 1024 + 11);
     const second = content(50_000);
-    const firstPath = join(dir, `${mode}-by-path.bin`);
-    const secondPath = join(dir, `${mode}-by-url.bin`);
+    const firstPath = join(sdk.dir, `${mode}-by-path.bin`);
+    const secondPath = join(sdk.dir, `${mode}-by-url.bin`);
     await writeFile(firstPath, first);
     await writeFile(secondPath, second);
-    const sent = await valise.transfers.send({ mode, files: [firstPath, pathToFileURL(secondPath)] });
+    const sent = await sdk.valise.transfers.send({ mode, files: [firstPath, pathToFileURL(secondPath)] });
     t.deepEqual(
       sent.session.files.map((file) => [file.name, file.plaintextSize]),
       [
@@ -80,24 +66,24 @@ for (const mode of ['server', 'e2e'] as const) {
       ],
       'names from the base name, sizes from stat',
     );
-    await waitForTransfer(api, ws.keys.live, sent.transfer.id, (transfer) => transfer.status === 'active');
-    const out = join(dir, `${mode}-out`);
-    await valise.transfers.download(sent.shareUrl, { to: toDirectory(out) });
+    await waitForTransfer(sdk.api, sdk.ws.keys.live, sent.transfer.id, (transfer) => transfer.status === 'active');
+    const out = join(sdk.dir, `${mode}-out`);
+    await sdk.valise.transfers.download(sent.shareUrl, { to: toDirectory(out) });
     t.true((await readFile(join(out, `${mode}-by-path.bin`))).equals(first));
     t.true((await readFile(join(out, `${mode}-by-url.bin`))).equals(second));
   });
 }
 
 test('transfers.resume takes the same paths again and checks their count and sizes before sending', async (t) => {
-  const path = join(dir, 'resumable.bin');
+  const path = join(sdk.dir, 'resumable.bin');
   await writeFile(path, content(10_000));
-  const session: SendSession = await valise.transfers.prepare({ files: [path] });
+  const session: SendSession = await sdk.valise.transfers.prepare({ files: [path] });
   const { client, requests } = recording();
   await expectInvalid(t, client.transfers.resume(session, { files: [path, path] }), 'files', /1 file.*2 were given/);
-  await writeFile(join(dir, 'other-size.bin'), content(9_999));
+  await writeFile(join(sdk.dir, 'other-size.bin'), content(9_999));
   await expectInvalid(
     t,
-    client.transfers.resume(session, { files: [join(dir, 'other-size.bin')] }),
+    client.transfers.resume(session, { files: [join(sdk.dir, 'other-size.bin')] }),
     'files[0]',
     /9999 bytes.*10000/,
   );
@@ -108,9 +94,9 @@ test('transfers.resume takes the same paths again and checks their count and siz
 
 test('every input that cannot be a file is an InvalidArgumentError naming it, and no request is made', async (t) => {
   const { client, requests } = recording();
-  const good = join(dir, 'good.txt');
+  const good = join(sdk.dir, 'good.txt');
   await writeFile(good, 'fine\n');
-  const folder = join(dir, 'a-folder');
+  const folder = join(sdk.dir, 'a-folder');
   await mkdir(folder, { recursive: true });
   const send = (files: unknown) => client.transfers.send({ files: files as SendFileInput[] });
 
@@ -118,7 +104,7 @@ test('every input that cannot be a file is an InvalidArgumentError naming it, an
   await expectInvalid(t, send(undefined), 'files', /got undefined/);
   await expectInvalid(t, send(good), 'files', /an array.*got string/);
   await expectInvalid(t, send([good, folder]), 'files[1]', /is a directory/);
-  await expectInvalid(t, send([join(dir, 'missing.bin')]), 'files[0]', /no such file/);
+  await expectInvalid(t, send([join(sdk.dir, 'missing.bin')]), 'files[0]', /no such file/);
   await expectInvalid(t, send(['']), 'files[0]', /empty path/);
   await expectInvalid(t, send([new URL('http://127.0.0.1:9/file.bin')]), 'files[0]', /file: URL.*got an http: URL/);
   await expectInvalid(t, send([good, good, null]), 'files[2]', /got null$/);
@@ -140,7 +126,7 @@ test('every input that cannot be a file is an InvalidArgumentError naming it, an
     /'server' or 'e2e'; got "e3e"/,
   );
   await expectInvalid(t, client.transfers.send(undefined as never), 'params', /expected an object/);
-  await expectInvalid(t, client.uploads.put(`${api.url}/v1/uploads/x`, 7 as never), 'file', /got number/);
+  await expectInvalid(t, client.uploads.put(`${sdk.api.url}/v1/uploads/x`, 7 as never), 'file', /got number/);
 
   // Downloads: a link that is not one, and no `to`, are refused before a download is counted.
   await expectInvalid(
@@ -149,10 +135,10 @@ test('every input that cannot be a file is an InvalidArgumentError naming it, an
     'shareUrl',
     /URL/,
   );
-  await expectInvalid(t, client.transfers.download(`${api.url}/t/abc`, {} as never), 'to', /function/);
+  await expectInvalid(t, client.transfers.download(`${sdk.api.url}/t/abc`, {} as never), 'to', /function/);
   await expectInvalid(
     t,
-    client.transfers.download(`${api.url}/t/abc`, { to: () => new WritableStream(), fileIds: 'f' as never }),
+    client.transfers.download(`${sdk.api.url}/t/abc`, { to: () => new WritableStream(), fileIds: 'f' as never }),
     'fileIds',
     /array of file ids/,
   );
@@ -167,27 +153,27 @@ test('client options a user gets wrong are InvalidArgumentErrors naming the opti
   };
   invalid(() => new Valise({ baseUrl: '127.0.0.1:8080' }), 'baseUrl', /http: or https: URL/);
   invalid(() => new Valise(undefined as never), 'options', /expected an object/);
-  invalid(() => new Valise({ baseUrl: api.url, timeoutMs: -5 }), 'timeoutMs', /positive/);
-  invalid(() => new Valise({ baseUrl: api.url, maxRetries: 1.5 }), 'maxRetries', /non-negative integer/);
-  invalid(() => new Valise({ baseUrl: api.url, apiKey: 42 as never }), 'apiKey', /string/);
-  t.notThrows(() => new Valise({ baseUrl: `${api.url}/` }));
+  invalid(() => new Valise({ baseUrl: sdk.api.url, timeoutMs: -5 }), 'timeoutMs', /positive/);
+  invalid(() => new Valise({ baseUrl: sdk.api.url, maxRetries: 1.5 }), 'maxRetries', /non-negative integer/);
+  invalid(() => new Valise({ baseUrl: sdk.api.url, apiKey: 42 as never }), 'apiKey', /string/);
+  t.notThrows(() => new Valise({ baseUrl: `${sdk.api.url}/` }));
 });
 
 test('toDirectory refuses an existing file before a download is counted, replaces it with overwrite, and keeps odd names inside', async (t) => {
   const bytes = content(4096);
-  const sent = await valise.transfers.send({
+  const sent = await sdk.valise.transfers.send({
     files: [
       { blob: new Blob([new Uint8Array(bytes)]), name: '..' },
       { blob: new Blob([new Uint8Array(bytes)]), name: 'kept.txt' },
       { blob: new Blob([new Uint8Array(bytes)]), name: '.profile' },
     ],
   });
-  await waitForTransfer(api, ws.keys.live, sent.transfer.id, (transfer) => transfer.status === 'active');
-  const out = join(dir, 'odd');
+  await waitForTransfer(sdk.api, sdk.ws.keys.live, sent.transfer.id, (transfer) => transfer.status === 'active');
+  const out = join(sdk.dir, 'odd');
   await mkdir(out);
   await writeFile(join(out, 'kept.txt'), 'mine\n');
 
-  const refused = await t.throwsAsync(valise.transfers.download(sent.shareUrl, { to: toDirectory(out) }), {
+  const refused = await t.throwsAsync(sdk.valise.transfers.download(sent.shareUrl, { to: toDirectory(out) }), {
     instanceOf: FileExistsError,
   });
   t.is(refused?.code, 'file_exists');
@@ -195,10 +181,10 @@ test('toDirectory refuses an existing file before a download is counted, replace
   t.regex(refused?.message ?? '', /kept\.txt already exists/);
   t.is(await readFile(join(out, 'kept.txt'), 'utf8'), 'mine\n', 'the existing file is untouched');
   t.deepEqual((await readdir(out)).sort(), ['kept.txt'], 'nothing else was written');
-  t.is((await valise.transfers.get(sent.transfer.id)).total_downloads, 0, 'no download was counted');
+  t.is((await sdk.valise.transfers.get(sent.transfer.id)).total_downloads, 0, 'no download was counted');
 
   const replacing = toDirectory(out, { overwrite: true });
-  const result = await valise.transfers.download(sent.shareUrl, { to: replacing });
+  const result = await sdk.valise.transfers.download(sent.shareUrl, { to: replacing });
   t.is(result.files.length, 3);
   const paths = result.files.map((file) => replacing.paths.get(file.id));
   t.deepEqual(paths, [join(out, '_..'), join(out, 'kept.txt'), join(out, '_.profile')]);

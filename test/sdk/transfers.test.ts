@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { createTransferQueries } from '../../lib/db/queries/transfers.ts';
@@ -12,58 +11,46 @@ import {
   Valise,
 } from '../../sdk/src/index.ts';
 import { fileFromPath, toDirectory } from '../../sdk/src/node.ts';
-import { eventually, startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
+import { eventually } from '../helpers/api.ts';
 import { content, waitForTransfer } from '../helpers/transfers.ts';
+import { sdkSession } from './session.ts';
 
 // transfers.send and transfers.download against the real stack (API, worker, MinIO).
 
 const MiB = 1024 * 1024;
 const MARKER = 'VALISE-PLAINTEXT-MARKER';
 
-let api: TestApi;
-let ws: TestWorkspace;
-let valise: Valise;
-let dir: string;
-test.before(async () => {
-  api = await startApi();
-  ws = await api.workspace('SDK transfers');
-  valise = new Valise({ apiKey: ws.keys.live, baseUrl: api.url });
-  dir = await mkdtemp(join(tmpdir(), 'valise-sdk-'));
-});
-test.after.always(async () => {
-  await api.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const sdk = sdkSession('SDK transfers');
 
 async function onDisk(name: string, bytes: Uint8Array) {
-  const path = join(dir, name);
+  const path = join(sdk.dir, name);
   await writeFile(path, bytes);
   return path;
 }
 
 async function storedBlob(transferId: string, index: number): Promise<Buffer> {
-  const files = await createTransferQueries(api.services.db).files(transferId);
+  const files = await createTransferQueries(sdk.api.services.db).files(transferId);
   const key = files[index]?.object_key;
   if (!key) throw new Error('no object key');
   const chunks: Buffer[] = [];
-  for await (const chunk of await api.services.objects.read(key)) chunks.push(chunk as Buffer);
+  for await (const chunk of await sdk.api.services.objects.read(key)) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
 
 async function downloadAll(shareUrl: string, into: string) {
-  const result = await valise.transfers.download(shareUrl, { to: toDirectory(into) });
+  const result = await sdk.valise.transfers.download(shareUrl, { to: toDirectory(into) });
   return result;
 }
 
 const active = (sent: SendResult) =>
-  waitForTransfer(api, ws.keys.live, sent.transfer.id, (transfer) => transfer.status === 'active');
+  waitForTransfer(sdk.api, sdk.ws.keys.live, sent.transfer.id, (transfer) => transfer.status === 'active');
 
 for (const mode of ['server', 'e2e'] as const) {
   test(`send and download round-trip byte-identical in ${mode} mode, from disk and from a Blob`, async (t) => {
     const big = content(3 * MiB + 17, MARKER);
     const small = content(70_000, MARKER);
     const progress: number[] = [];
-    const sent = await valise.transfers.send({
+    const sent = await sdk.valise.transfers.send({
       mode,
       transfer_title: `SDK ${mode}`,
       files: [
@@ -77,7 +64,7 @@ for (const mode of ['server', 'e2e'] as const) {
       sent.session.files.reduce((sum, f) => sum + f.storedSize, 0),
     );
     const transfer = await active(sent);
-    const out = join(dir, `${mode}-out`);
+    const out = join(sdk.dir, `${mode}-out`);
     const downloaded = await downloadAll(sent.shareUrl, out);
     t.deepEqual(
       downloaded.files.map((f) => f.bytes),
@@ -103,7 +90,7 @@ for (const mode of ['server', 'e2e'] as const) {
         new Blob([new Uint8Array(stored)]).stream().pipeThrough(createDecryptStream({ key, blobSize: stored.length })),
       ).arrayBuffer();
       t.true(Buffer.from(plain).equals(big));
-      const apiSide = await valise.transfers.get(sent.transfer.id);
+      const apiSide = await sdk.valise.transfers.get(sent.transfer.id);
       t.false(JSON.stringify(apiSide).includes(url.hash.slice(3)), 'the key is nowhere in what the server knows');
     }
   });
@@ -113,7 +100,7 @@ for (const mode of ['server', 'e2e'] as const) {
     const path = await onDisk(`${mode}-resume.bin`, bytes);
     const controller = new AbortController();
     const error = await t.throwsAsync(
-      valise.transfers.send({
+      sdk.valise.transfers.send({
         mode,
         files: [await fileFromPath(path)],
         signal: controller.signal,
@@ -131,13 +118,13 @@ for (const mode of ['server', 'e2e'] as const) {
     // Whole 8 MiB parts are kept: the last one is committed once the server notices the cut
     // connection, so wait for at least one (failing after 10 s if none ever is).
     const stored = await eventually(async () => {
-      const offset = await valise.uploads.offset(file.url);
+      const offset = await sdk.valise.uploads.offset(file.url);
       return offset >= 8 * MiB ? offset : undefined;
     }, 10_000);
     t.true(stored < file.storedSize);
 
     let sentByResume = 0;
-    const resumed = await valise.transfers.resume(saved, {
+    const resumed = await sdk.valise.transfers.resume(saved, {
       files: [await fileFromPath(path)],
       onProgress: (p) => {
         sentByResume = p.bytesSentThisCall;
@@ -145,7 +132,7 @@ for (const mode of ['server', 'e2e'] as const) {
     });
     t.is(sentByResume, file.storedSize - stored, 'only the missing bytes were sent');
     await active(resumed);
-    const out = join(dir, `${mode}-resume-out`);
+    const out = join(sdk.dir, `${mode}-resume-out`);
     await downloadAll(resumed.shareUrl, out);
     t.true((await readFile(join(out, `${mode}-resume.bin`))).equals(bytes));
   });
@@ -168,7 +155,12 @@ for (const mode of ['server', 'e2e'] as const) {
       }
       return fetch(input, init);
     };
-    const chunked = new Valise({ apiKey: ws.keys.live, baseUrl: api.url, uploadChunkBytes: 8 * MiB, fetch: flaky });
+    const chunked = new Valise({
+      apiKey: sdk.ws.keys.live,
+      baseUrl: sdk.api.url,
+      uploadChunkBytes: 8 * MiB,
+      fetch: flaky,
+    });
     const sent = await chunked.transfers.send({
       mode,
       files: [{ blob: new Blob([new Uint8Array(bytes)]), name: `${mode}-chunked.bin` }],
@@ -177,7 +169,7 @@ for (const mode of ['server', 'e2e'] as const) {
     const chunk = (start: number, end: number) => `bytes ${start}-${end - 1}/${size}`;
     t.deepEqual(puts, [chunk(0, 8 * MiB), chunk(8 * MiB, 16 * MiB), chunk(8 * MiB, 16 * MiB), chunk(16 * MiB, size)]);
     await active(sent);
-    const out = join(dir, `${mode}-chunked-out`);
+    const out = join(sdk.dir, `${mode}-chunked-out`);
     await downloadAll(sent.shareUrl, out);
     t.true((await readFile(join(out, `${mode}-chunked.bin`))).equals(bytes));
   });
@@ -186,7 +178,7 @@ for (const mode of ['server', 'e2e'] as const) {
 for (const mode of ['server', 'e2e'] as const) {
   test(`a download whose connection drops goes on from where it broke off, as one counted download (${mode} mode)`, async (t) => {
     const bytes = content(5 * MiB + 77, MARKER);
-    const sent = await valise.transfers.send({
+    const sent = await sdk.valise.transfers.send({
       mode,
       files: [{ blob: new Blob([new Uint8Array(bytes)]), name: 'cut.bin' }],
     });
@@ -212,8 +204,8 @@ for (const mode of ['server', 'e2e'] as const) {
       );
       return new Response(broken, { status: response.status, headers: response.headers });
     };
-    const reader = new Valise({ baseUrl: api.url, fetch: cutting });
-    const out = join(dir, `${mode}-cut-out`);
+    const reader = new Valise({ baseUrl: sdk.api.url, fetch: cutting });
+    const out = join(sdk.dir, `${mode}-cut-out`);
     const result = await reader.transfers.download(sent.shareUrl, { to: toDirectory(out) });
     t.is(result.files[0]?.bytes, bytes.length);
     t.true((await readFile(join(out, 'cut.bin'))).equals(bytes));
@@ -222,25 +214,27 @@ for (const mode of ['server', 'e2e'] as const) {
     t.regex(ranges[1] ?? '', /^bytes=\d+-$/);
     const resumedAt = Number(/\d+/.exec(ranges[1] ?? '')?.[0]);
     t.true(resumedAt > 0 && resumedAt <= 2 * MiB, `resumed at ${resumedAt}`);
-    t.is((await valise.transfers.get(sent.transfer.id)).total_downloads, 1);
+    t.is((await sdk.valise.transfers.get(sent.transfer.id)).total_downloads, 1);
   });
 }
 
 test('uploadChunkBytes must be a multiple of the 8 MiB part size', (t) => {
-  const error = t.throws(() => new Valise({ baseUrl: api.url, uploadChunkBytes: 5 * MiB }), {
+  const error = t.throws(() => new Valise({ baseUrl: sdk.api.url, uploadChunkBytes: 5 * MiB }), {
     instanceOf: InvalidArgumentError,
   });
   t.is(error?.param, 'uploadChunkBytes');
-  t.notThrows(() => new Valise({ baseUrl: api.url, uploadChunkBytes: 16 * MiB }));
+  t.notThrows(() => new Valise({ baseUrl: sdk.api.url, uploadChunkBytes: 16 * MiB }));
 });
 
 test('downloading an e2e link without its key fragment fails clearly', async (t) => {
-  const sent = await valise.transfers.send({
+  const sent = await sdk.valise.transfers.send({
     mode: 'e2e',
     files: [{ blob: new Blob([new Uint8Array(content(5000))]), name: 'x.bin' }],
   });
   await active(sent);
   const withoutKey = sent.shareUrl.split('#')[0] ?? '';
-  const error = await t.throwsAsync(valise.transfers.download(withoutKey, { to: toDirectory(join(dir, 'nokey')) }));
+  const error = await t.throwsAsync(
+    sdk.valise.transfers.download(withoutKey, { to: toDirectory(join(sdk.dir, 'nokey')) }),
+  );
   t.regex(error?.message ?? '', /no `#k=` key/);
 });

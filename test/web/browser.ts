@@ -1,5 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
-import { type Browser, chromium, type Download, type Page } from 'playwright-core';
+import test from 'ava';
+import { type Browser, type BrowserContext, chromium, type Download, type Page } from 'playwright-core';
+import { startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
 
 // Debian's Chromium driven by playwright-core (scripts/setup.sh installs it).
 // Tests run as root, hence --no-sandbox. Screenshots go to test/artifacts/.
@@ -25,4 +27,45 @@ export async function bytesOf(download: Download): Promise<Buffer> {
   const failure = await download.failure();
   if (failure) throw new Error(`download failed: ${failure}`);
   return readFile(await download.path());
+}
+
+/** Runs `action` and returns the bytes of the `count` downloads it starts, in the order they finish. */
+export async function downloadsBytes(page: Page, count: number, action: () => Promise<unknown>): Promise<Buffer[]> {
+  const downloads: Buffer[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    page.on('download', (download) => {
+      bytesOf(download)
+        .then((bytes) => {
+          downloads.push(bytes);
+          if (downloads.length === count) resolve();
+        })
+        .catch(reject);
+    });
+  });
+  await action();
+  await done;
+  return downloads;
+}
+
+export type WebSession = { api: TestApi; ws: TestWorkspace; browser: Browser; context: BrowserContext };
+
+/**
+ * A test file's server, workspace and Chromium context (downloads accepted), started before its
+ * tests and closed after them. A page load fetches a handful of assets: the per-address public
+ * budget is kept out of the way.
+ */
+export function webSession(workspaceName: string): WebSession {
+  const session = {} as WebSession;
+  test.before(async () => {
+    session.api = await startApi({ RATE_LIMIT_PUBLIC: '100000' });
+    session.ws = await session.api.workspace(workspaceName);
+    session.browser = await launchBrowser();
+    session.context = await session.browser.newContext({ acceptDownloads: true });
+  });
+  test.after.always(async () => {
+    await session.context?.close();
+    await session.browser?.close();
+    await session.api?.close();
+  });
+  return session;
 }

@@ -1,36 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createTransferQueries } from '../../lib/db/queries/transfers.ts';
 import { Valise } from '../../sdk/src/index.ts';
-import { startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
 import { content, createTransfer, links, put, waitForTransfer } from '../helpers/transfers.ts';
-import { bytesOf, downloadBytes, launchBrowser, screenshot } from './browser.ts';
+import { downloadBytes, downloadsBytes, screenshot, webSession } from './browser.ts';
 
 // The recipient page at share_url, driven in Chromium: server-mode and e2e
 // downloads (byte-identical), the password prompt, and every blocked state.
 
-let api: TestApi;
-let ws: TestWorkspace;
-let browser: Browser;
-let context: BrowserContext;
-
-test.before(async () => {
-  // A page load fetches a handful of assets: keep the per-address public budget out of the way.
-  api = await startApi({ RATE_LIMIT_PUBLIC: '100000' });
-  ws = await api.workspace('Web recipient');
-  browser = await launchBrowser();
-  context = await browser.newContext({ acceptDownloads: true });
-});
-
-test.after.always(async () => {
-  await context?.close();
-  await browser?.close();
-  await api?.close();
-});
+const web = webSession('Web recipient');
 
 async function activeTransfer(body: Record<string, unknown>, bytes: Buffer, name = 'report.bin') {
-  const created = await createTransfer(api, ws.keys.test, {
+  const created = await createTransfer(web.api, web.ws.keys.test, {
     files: [{ name, size: bytes.length, mime_type: 'application/octet-stream' }],
     ...body,
   });
@@ -38,12 +20,24 @@ async function activeTransfer(body: Record<string, unknown>, bytes: Buffer, name
   if (!upload) throw new Error('no upload URL');
   const stored = await put(upload.url, bytes);
   if (stored.status >= 300) throw new Error(`upload failed: ${stored.status}`);
-  await waitForTransfer(api, ws.keys.test, created.transfer.id, (t) => t.status === 'active');
+  await waitForTransfer(web.api, web.ws.keys.test, created.transfer.id, (t) => t.status === 'active');
   return created;
 }
 
+/** An e2e transfer of these files, sent with the SDK (the key stays in its share URL) and active. */
+async function sentE2e(files: Record<string, Buffer>, options: { transfer_title?: string; password?: string } = {}) {
+  const valise = new Valise({ apiKey: web.ws.keys.test, baseUrl: web.api.url });
+  const sent = await valise.transfers.send({
+    mode: 'e2e',
+    ...options,
+    files: Object.entries(files).map(([name, bytes]) => ({ blob: new Blob([new Uint8Array(bytes)]), name })),
+  });
+  await waitForTransfer(web.api, web.ws.keys.test, sent.transfer.id, (tr) => tr.status === 'active');
+  return sent;
+}
+
 async function openPage(url: string): Promise<Page> {
-  const page = await context.newPage();
+  const page = await web.context.newPage();
   const response = await page.goto(url);
   if (!response?.ok()) throw new Error(`GET ${url}: ${response?.status()}`);
   return page;
@@ -65,13 +59,13 @@ test('the page carries a strict CSP and no-referrer, and its assets the right ty
     ['/assets/styles.css', 'text/css'],
     ['/assets/sdk/crypto/val1.js', 'text/javascript'],
   ] as const) {
-    const asset = await fetch(api.url + path);
+    const asset = await fetch(web.api.url + path);
     t.is(asset.status, 200, path);
     t.true(asset.headers.get('content-type')?.startsWith(type), path);
     t.truthy(asset.headers.get('etag'), path);
   }
-  t.is((await fetch(`${api.url}/assets/../package.json`)).status, 404);
-  t.is((await fetch(`${api.url}/assets/sdk/index.d.ts`)).status, 404);
+  t.is((await fetch(`${web.api.url}/assets/../package.json`)).status, 404);
+  t.is((await fetch(`${web.api.url}/assets/sdk/index.d.ts`)).status, 404);
 });
 
 test('a server-mode transfer downloads byte-identical from the page', async (t) => {
@@ -89,39 +83,18 @@ test('a server-mode transfer downloads byte-identical from the page', async (t) 
 test('an e2e transfer of two files decrypts in the browser, byte-identical, and the key never leaves it', async (t) => {
   const first = content(200_000);
   const second = randomBytes(70_001);
-  const valise = new Valise({ apiKey: ws.keys.test, baseUrl: api.url });
-  const sent = await valise.transfers.send({
-    mode: 'e2e',
-    transfer_title: 'Encrypted pair',
-    files: [
-      { blob: new Blob([new Uint8Array(first)]), name: 'first.bin' },
-      { blob: new Blob([new Uint8Array(second)]), name: 'second.bin' },
-    ],
-  });
-  await waitForTransfer(api, ws.keys.test, sent.transfer.id, (tr) => tr.status === 'active');
+  const sent = await sentE2e({ 'first.bin': first, 'second.bin': second }, { transfer_title: 'Encrypted pair' });
   const key = new URL(sent.shareUrl).hash.slice(3);
   t.is(key.length, 43);
 
-  const page = await context.newPage();
+  const page = await web.context.newPage();
   const requested: string[] = [];
   page.on('request', (request) => requested.push(request.url()));
   await page.goto(sent.shareUrl);
   await page.getByText('End-to-end encrypted').waitFor();
   await screenshot(page, 'share-e2e');
 
-  const downloads: Buffer[] = [];
-  const done = new Promise<void>((resolve, reject) => {
-    page.on('download', (download) => {
-      bytesOf(download)
-        .then((b) => {
-          downloads.push(b);
-          if (downloads.length === 2) resolve();
-        })
-        .catch(reject);
-    });
-  });
-  await page.getByRole('button', { name: /Download all/ }).click();
-  await done;
+  const downloads = await downloadsBytes(page, 2, () => page.getByRole('button', { name: /Download all/ }).click());
   t.true(downloads.some((b) => b.equals(first)));
   t.true(downloads.some((b) => b.equals(second)));
   await page.getByText('second.bin: decrypted and saved').waitFor();
@@ -135,12 +108,7 @@ test('an e2e transfer of two files decrypts in the browser, byte-identical, and 
 });
 
 test('an e2e link without its key says so and offers no download', async (t) => {
-  const valise = new Valise({ apiKey: ws.keys.test, baseUrl: api.url });
-  const sent = await valise.transfers.send({
-    mode: 'e2e',
-    files: [{ blob: new Blob([new Uint8Array(content(5000))]), name: 'a.bin' }],
-  });
-  await waitForTransfer(api, ws.keys.test, sent.transfer.id, (tr) => tr.status === 'active');
+  const sent = await sentE2e({ 'a.bin': content(5000) });
   const page = await openPage(sent.shareUrl.split('#')[0] ?? '');
   await page.getByRole('alert').filter({ hasText: 'missing its decryption key' }).waitFor();
   t.true(await page.getByRole('button', { name: 'Download a.bin' }).isDisabled());
@@ -169,7 +137,7 @@ test('behind a password the page names no file; a wrong password is refused, the
 });
 
 async function expectState(t: any, shareUrl: string, state: string, text: RegExp, status = 200) {
-  const page = await context.newPage();
+  const page = await web.context.newPage();
   const response = await page.goto(shareUrl);
   t.is(response?.status(), status, state);
   const notice = page.locator(`[data-state="${state}"]`);
@@ -181,24 +149,24 @@ async function expectState(t: any, shareUrl: string, state: string, text: RegExp
 }
 
 test('each blocked state is shown plainly', async (t) => {
-  const uploading = await createTransfer(api, ws.keys.test, { files: [{ name: 'later.bin', size: 10 }] });
+  const uploading = await createTransfer(web.api, web.ws.keys.test, { files: [{ name: 'later.bin', size: 10 }] });
   // The scan takes a moment on a real upload; hold a transfer in that state the way the worker does.
-  const scanning = await createTransfer(api, ws.keys.test, { files: [{ name: 'checked.bin', size: 10 }] });
-  await createTransferQueries(api.services.db).setScanning(scanning.transfer.id, 'scanning');
+  const scanning = await createTransfer(web.api, web.ws.keys.test, { files: [{ name: 'checked.bin', size: 10 }] });
+  await createTransferQueries(web.api.services.db).setScanning(scanning.transfer.id, 'scanning');
   const expiring = await activeTransfer({ expires_in_hours: 6 / 3600 }, content(1000));
-  const approval = await createTransfer(api, ws.keys.test, {
+  const approval = await createTransfer(web.api, web.ws.keys.test, {
     files: [{ name: 'wait.bin', size: 1000 }],
     approval_required: true,
   });
   await put(approval.upload_urls[0]?.url ?? '', content(1000));
   const limited = await activeTransfer({ max_downloads: 1 }, content(1000));
-  t.is((await links(api, limited.transfer.short_code)).status, 200);
+  t.is((await links(web.api, limited.transfer.short_code)).status, 200);
   const revoked = await activeTransfer({}, content(1000));
-  t.is((await api.call('DELETE', `/v1/transfers/${revoked.transfer.id}`, { key: ws.keys.test })).status, 200);
+  t.is((await web.api.call('DELETE', `/v1/transfers/${revoked.transfer.id}`, { key: web.ws.keys.test })).status, 200);
 
   await expectState(t, uploading.share_url, 'uploading', /still uploading/);
   await expectState(t, scanning.share_url, 'scanning', /Checking for malware/);
-  await waitForTransfer(api, ws.keys.test, approval.transfer.id, (tr) => tr.status !== 'scanning');
+  await waitForTransfer(web.api, web.ws.keys.test, approval.transfer.id, (tr) => tr.status !== 'scanning');
   await expectState(t, approval.share_url, 'awaiting_approval', /waiting for approval/);
   await expectState(t, limited.share_url, 'limit_reached', /download limit/);
   await expectState(t, revoked.share_url, 'revoked', /deleted this transfer/, 410);
@@ -212,7 +180,7 @@ test('the page fits a 360 px wide screen', async (t) => {
     { transfer_title: 'A rather long title for a narrow phone screen' },
     content(10),
   );
-  const page = await context.newPage();
+  const page = await web.context.newPage();
   await page.setViewportSize({ width: 360, height: 740 });
   await page.goto(created.share_url);
   t.true(await page.evaluate('document.documentElement.scrollWidth <= 360'));
@@ -223,7 +191,7 @@ test('the page fits a 360 px wide screen', async (t) => {
 test('without JavaScript the form unlocks with the password (after a wrong one) and downloads a server-mode file', async (t) => {
   const bytes = content(120_000);
   const created = await activeTransfer({ password: 'open sesame', transfer_title: 'No script' }, bytes, 'plain.csv');
-  const noScript = await browser.newContext({ acceptDownloads: true, javaScriptEnabled: false });
+  const noScript = await web.browser.newContext({ acceptDownloads: true, javaScriptEnabled: false });
   try {
     const page = await noScript.newPage();
     await page.goto(created.share_url);
@@ -246,34 +214,13 @@ test('without JavaScript the form unlocks with the password (after a wrong one) 
 test('an e2e transfer of two files behind a password is listed after the password and decrypts byte-identical', async (t) => {
   const first = content(90_000);
   const second = randomBytes(1_234);
-  const valise = new Valise({ apiKey: ws.keys.test, baseUrl: api.url });
-  const sent = await valise.transfers.send({
-    mode: 'e2e',
-    password: 'both files, please',
-    files: [
-      { blob: new Blob([new Uint8Array(first)]), name: 'one.bin' },
-      { blob: new Blob([new Uint8Array(second)]), name: 'two.bin' },
-    ],
-  });
-  await waitForTransfer(api, ws.keys.test, sent.transfer.id, (tr) => tr.status === 'active');
-  const page = await context.newPage();
+  const sent = await sentE2e({ 'one.bin': first, 'two.bin': second }, { password: 'both files, please' });
+  const page = await web.context.newPage();
   await page.goto(sent.shareUrl);
   await page.getByLabel('Password').fill('both files, please');
   await page.getByRole('button', { name: 'Unlock' }).click();
   await page.getByRole('button', { name: 'Download two.bin' }).waitFor();
-  const downloads: Buffer[] = [];
-  const done = new Promise<void>((resolve, reject) => {
-    page.on('download', (download) => {
-      bytesOf(download)
-        .then((b) => {
-          downloads.push(b);
-          if (downloads.length === 2) resolve();
-        })
-        .catch(reject);
-    });
-  });
-  await page.getByRole('button', { name: /Download all/ }).click();
-  await done;
+  const downloads = await downloadsBytes(page, 2, () => page.getByRole('button', { name: /Download all/ }).click());
   t.true(downloads.some((b) => b.equals(first)));
   t.true(downloads.some((b) => b.equals(second)));
   await page.close();

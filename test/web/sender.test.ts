@@ -1,42 +1,24 @@
 import test from 'ava';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
 import { content, waitForTransfer } from '../helpers/transfers.ts';
-import { downloadBytes, launchBrowser, screenshot } from './browser.ts';
+import { downloadBytes, screenshot, webSession } from './browser.ts';
 
 // The sender page at /send, driven in Chromium: choose a file, upload it with a
 // test key in server and e2e modes, read the link, download it back.
 
-let api: TestApi;
-let ws: TestWorkspace;
-let browser: Browser;
-let context: BrowserContext;
-
-test.before(async () => {
-  api = await startApi({ RATE_LIMIT_PUBLIC: '100000' });
-  ws = await api.workspace('Web sender');
-  browser = await launchBrowser();
-  context = await browser.newContext({ acceptDownloads: true });
-});
-
-test.after.always(async () => {
-  await context?.close();
-  await browser?.close();
-  await api?.close();
-});
+const web = webSession('Web sender');
 
 for (const mode of ['server', 'e2e'] as const) {
   test(`a sender uploads through the page (${mode} mode) and the link downloads the same bytes`, async (t) => {
     // In e2e mode the page sends the blob in part-sized chunks: make it take two.
     const bytes = content(mode === 'e2e' ? 9 * 1024 * 1024 : 150_000);
-    const page = await context.newPage();
+    const page = await web.context.newPage();
     const puts: string[] = [];
     page.on('request', (request) => {
       if (request.method() === 'PUT') puts.push(request.headers()['content-range'] ?? 'whole file');
     });
-    const response = await page.goto(`${api.url}/send`);
+    const response = await page.goto(`${web.api.url}/send`);
     t.regex(response?.headers()['content-security-policy'] ?? '', /default-src 'self'/);
-    await page.getByLabel('API key').fill(ws.keys.test);
+    await page.getByLabel('API key').fill(web.ws.keys.test);
     await page.setInputFiles('#files', {
       name: `upload-${mode}.bin`,
       mimeType: 'application/octet-stream',
@@ -50,7 +32,7 @@ for (const mode of ['server', 'e2e'] as const) {
     await page.getByRole('button', { name: 'Upload', exact: true }).click();
     await page.getByRole('heading', { name: 'Your link is ready' }).waitFor({ timeout: 30_000 });
     const shareUrl = await page.getByLabel('Share this link').inputValue();
-    t.true(shareUrl.startsWith(`${api.url}/t/`));
+    t.true(shareUrl.startsWith(`${web.api.url}/t/`));
     t.is(shareUrl.includes('#k='), mode === 'e2e');
     await screenshot(page, `send-${mode}-done`);
     if (mode === 'e2e') {
@@ -59,11 +41,11 @@ for (const mode of ['server', 'e2e'] as const) {
     } else t.deepEqual(puts, ['whole file']);
 
     const code = new URL(shareUrl).pathname.split('/').at(-1) ?? '';
-    const shared = await api.call('GET', `/v1/shares/${code}`);
+    const shared = await web.api.call('GET', `/v1/shares/${code}`);
     t.is(shared.body.encryption_mode, mode);
-    const list = await api.call('GET', '/v1/transfers?limit=20', { key: ws.keys.test });
+    const list = await web.api.call('GET', '/v1/transfers?limit=20', { key: web.ws.keys.test });
     const id = list.body.data.find((tr: { short_code: string }) => tr.short_code === code)?.id;
-    await waitForTransfer(api, ws.keys.test, id, (tr) => tr.status === 'active');
+    await waitForTransfer(web.api, web.ws.keys.test, id, (tr) => tr.status === 'active');
 
     await page.goto(shareUrl);
     const received = await downloadBytes(page, () =>
@@ -75,7 +57,7 @@ for (const mode of ['server', 'e2e'] as const) {
 }
 
 test('an upload whose connection drops is finished by the page: lost answers and lost requests alike', async (t) => {
-  const page = await context.newPage();
+  const page = await web.context.newPage();
   const dropped: string[] = [];
   // The first chunk reaches the server but its answer is lost; the first whole-file PUT is lost outright.
   await page.route('**/v1/uploads/**', async (route) => {
@@ -93,8 +75,8 @@ test('an upload whose connection drops is finished by the page: lost answers and
     ['e2e', e2eBytes],
     ['server', plainBytes],
   ] as const) {
-    await page.goto(`${api.url}/send`);
-    await page.getByLabel('API key').fill(ws.keys.test);
+    await page.goto(`${web.api.url}/send`);
+    await page.getByLabel('API key').fill(web.ws.keys.test);
     await page.setInputFiles('#files', {
       name: `flaky-${mode}.bin`,
       mimeType: 'application/octet-stream',
@@ -105,10 +87,10 @@ test('an upload whose connection drops is finished by the page: lost answers and
     await page.getByRole('heading', { name: 'Your link is ready' }).waitFor({ timeout: 30_000 });
     const shareUrl = await page.getByLabel('Share this link').inputValue();
     const code = new URL(shareUrl).pathname.split('/').at(-1) ?? '';
-    const list = await api.call('GET', '/v1/transfers?limit=20', { key: ws.keys.test });
+    const list = await web.api.call('GET', '/v1/transfers?limit=20', { key: web.ws.keys.test });
     const id = list.body.data.find((tr: { short_code: string }) => tr.short_code === code)?.id;
-    await waitForTransfer(api, ws.keys.test, id, (tr) => tr.status === 'active');
-    const reader = await context.newPage();
+    await waitForTransfer(web.api, web.ws.keys.test, id, (tr) => tr.status === 'active');
+    const reader = await web.context.newPage();
     await reader.goto(shareUrl);
     const received = await downloadBytes(reader, () =>
       reader.getByRole('button', { name: `Download flaky-${mode}.bin` }).click(),
@@ -121,9 +103,9 @@ test('an upload whose connection drops is finished by the page: lost answers and
 });
 
 test('the sender page explains what is missing instead of failing silently', async (t) => {
-  const page = await context.newPage();
+  const page = await web.context.newPage();
   await page.setViewportSize({ width: 360, height: 740 });
-  await page.goto(`${api.url}/send`);
+  await page.goto(`${web.api.url}/send`);
   await page.getByRole('button', { name: 'Upload', exact: true }).click();
   await page.getByRole('alert').filter({ hasText: 'Enter your API key.' }).waitFor();
   await page.getByLabel('API key').fill('svc_test_not-a-real-key');

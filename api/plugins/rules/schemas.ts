@@ -1,6 +1,13 @@
 import Joi from 'joi';
 import { RULE_TRIGGERS } from '../../../lib/events/catalog.ts';
-import { CONDITION_KEYS, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from '../../../lib/rules/service.ts';
+import { actionConfig } from '../../../lib/rules/actions.ts';
+import {
+  CONDITION_KEYS,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_MIN_FILES,
+  MAX_NAME_LENGTH,
+  type TriggerConditions,
+} from '../../../lib/rules/service.ts';
 import {
   ENCRYPTION_MODES,
   RULE_ACTION_TYPES,
@@ -9,25 +16,39 @@ import {
 } from '../../../lib/vocabulary.ts';
 import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
 
-// Joi checks the shape of a rule at the edge; lib/rules/service.ts checks
-// what depends on other fields (action_config against action_type) and the
-// trigger conditions, which the spec turns into null when not an object.
+// A rule is validated here, once: each field, the conditions, and
+// `action_config` against `action_type` (the configs of lib/rules/actions.ts).
+// lib/rules/service.ts adds only what a schema cannot see: the target guard of
+// URL actions and, on PATCH, the stored rule the change is merged with.
 
 export const name = text.trim().min(1).max(MAX_NAME_LENGTH);
+/** An empty description is stored as null (lib/rules/service.ts). */
 export const description = text.trim().max(MAX_DESCRIPTION_LENGTH).allow('', null);
 export const triggerEvent = Joi.string().valid(...RULE_TRIGGERS);
 export const actionType = Joi.string().valid(...RULE_ACTION_TYPES);
-export const actionConfig = Joi.object()
-  .unknown(true)
+
+const conditions = Joi.object<TriggerConditions>({
+  encryption_mode: Joi.string().valid(...ENCRYPTION_MODES),
+  min_files: Joi.number().strict().integer().min(1).max(MAX_MIN_FILES),
+  status: Joi.string().valid(...TRANSFER_STATUSES),
+  recipient_email: Joi.string()
+    .trim()
+    .email({ tlds: false })
+    .max(320)
+    .custom((address: string) => address.toLowerCase()),
+  country_code: Joi.string()
+    .pattern(/^[A-Za-z]{2}$/, 'two letters (ISO 3166-1 alpha-2)')
+    .custom((code: string) => code.toUpperCase()),
+}).label('RuleConditions');
+
+/** The spec's rule: anything but an object (a JSON string is not one) means no conditions, null. */
+export const triggerConditions = Joi.alternatives()
+  // biome-ignore lint/suspicious/noThenProperty: joi's conditional takes `then`.
+  .conditional(Joi.object().unknown(true).strict(), { then: conditions, otherwise: Joi.any().custom(() => null) })
   .description(
-    'Members depend on `action_type`: `url` (webhook, trigger_webhook), `webhook_url` (slack_notify), ' +
-      '`subject`/`body` (email_*), `tag` (tag_transfer, untag_transfer), `hours`/`days` (extend_expiry), ' +
-      'none (archive_transfer). Any other member is refused. Default `{}`.',
+    `An object with any of ${CONDITION_KEYS.map((k) => `\`${k}\``).join(', ')}; ` +
+      'anything other than an object (or no value) means no conditions (null).',
   );
-export const triggerConditions = Joi.any().description(
-  `An object with any of ${CONDITION_KEYS.map((k) => `\`${k}\``).join(', ')}; ` +
-    'anything other than an object (or no value) means no conditions (null).',
-);
 
 export const ruleFields = {
   name,
@@ -38,14 +59,6 @@ export const ruleFields = {
   action_config: actionConfig,
   is_enabled: Joi.boolean(),
 };
-
-const conditions = Joi.object({
-  encryption_mode: Joi.string().valid(...ENCRYPTION_MODES),
-  min_files: Joi.number().integer().min(1),
-  status: Joi.string().valid(...TRANSFER_STATUSES),
-  recipient_email: Joi.string(),
-  country_code: Joi.string().length(2),
-}).label('RuleConditions');
 
 export const rule = Joi.object({
   id: id.required(),

@@ -504,7 +504,25 @@ export interface Paths {
           | 'extend_expiry'
           | 'archive_transfer';
         /** Members depend on `action_type`: `url` (webhook, trigger_webhook), `webhook_url` (slack_notify), `subject`/`body` (email_*), `tag` (tag_transfer, untag_transfer), `hours`/`days` (extend_expiry), none (archive_transfer). Any other member is refused. Default `{}`. */
-        action_config?: { [key: string]: unknown };
+        action_config?:
+          | {
+              url?: string;
+            }
+          | {
+              webhook_url?: string;
+            }
+          | {
+              subject?: string;
+              body?: string;
+            }
+          | {
+              tag?: string;
+            }
+          | {
+              hours?: number;
+              days?: number;
+            }
+          | { [key: string]: unknown };
         is_enabled?: boolean;
       };
       response: {
@@ -607,7 +625,25 @@ export interface Paths {
           | 'extend_expiry'
           | 'archive_transfer';
         /** Members depend on `action_type`: `url` (webhook, trigger_webhook), `webhook_url` (slack_notify), `subject`/`body` (email_*), `tag` (tag_transfer, untag_transfer), `hours`/`days` (extend_expiry), none (archive_transfer). Any other member is refused. Default `{}`. */
-        action_config?: { [key: string]: unknown };
+        action_config?:
+          | {
+              url?: string;
+            }
+          | {
+              webhook_url?: string;
+            }
+          | {
+              subject?: string;
+              body?: string;
+            }
+          | {
+              tag?: string;
+            }
+          | {
+              hours?: number;
+              days?: number;
+            }
+          | { [key: string]: unknown };
         is_enabled?: boolean;
       };
       response: {
