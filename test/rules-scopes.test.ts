@@ -173,3 +173,37 @@ test('mail actions take no address: to, cc, bcc or any other target is 400 valid
   const after = await api.call('GET', `/v1/rules/${created.body.id}`, { key: ws.keys.live });
   t.like(after.body, { action_type: 'email_recipient', action_config: { subject: 'Files' } });
 });
+
+test('without webhooks:manage, a body for a rule that calls a URL is refused for its scope before its content', async (t) => {
+  const ws = await api.workspace('Rule scopes: before the body');
+  const manager = await restrictedKey(ws, ['transfers:manage']);
+  const hook = await api.call('POST', '/v1/rules', {
+    key: ws.keys.live,
+    body: { ...base, action_type: 'webhook', action_config: { url: 'https://hooks.example.com/kept' } },
+  });
+  t.is(hook.status, 201, hook.text);
+  const invalidBodies: Array<[string, string, Record<string, unknown>]> = [
+    ['POST', '/v1/rules', { ...base, action_type: 'webhook', action_config: { url: 42 } }],
+    ['POST', '/v1/rules', { ...base, action_type: 'slack_notify', action_config: { to: 'someone@example.com' } }],
+    ['POST', '/v1/rules', { ...base, name: '', action_type: 'trigger_webhook' }],
+    ['PATCH', `/v1/rules/${hook.body.id}`, { action_config: { url: 'not a url', extra: true } }],
+    ['PATCH', `/v1/rules/${hook.body.id}`, { name: '' }],
+  ];
+  for (const [method, path, body] of invalidBodies) {
+    const denied = await api.call(method, path, { key: manager, body });
+    t.is(denied.status, 403, `${method} ${JSON.stringify(body)}: ${denied.text}`);
+    t.is(denied.body.error.code, 'scope_missing');
+    t.is(denied.body.error.required_scope, 'webhooks:manage');
+  }
+  // A key that holds the scope hears about the body.
+  const invalid = await api.call('POST', '/v1/rules', {
+    key: ws.keys.live,
+    body: { ...base, action_type: 'webhook', action_config: { url: 42 } },
+  });
+  t.is(invalid.status, 400, invalid.text);
+  t.is(invalid.body.error.param, 'action_config.url');
+  // Another workspace's rule id is not found, whatever the body.
+  const other = await api.workspace('Rule scopes: someone else');
+  const stranger = await api.call('PATCH', `/v1/rules/${hook.body.id}`, { key: other.keys.live, body: { name: '' } });
+  t.is(stranger.status, 400, stranger.text);
+});

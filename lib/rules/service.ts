@@ -7,7 +7,13 @@ import type { RULE_TRIGGERS } from '../events/catalog.ts';
 import type { TargetPolicy } from '../net/ssrf.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
-import type { EncryptionMode, RuleActionType, TransferStatus } from '../vocabulary.ts';
+import {
+  type EncryptionMode,
+  isOneOf,
+  RULE_ACTION_TYPES,
+  type RuleActionType,
+  type TransferStatus,
+} from '../vocabulary.ts';
 import { generateWebhookSecret } from '../webhooks/signature.ts';
 import {
   callsUrl,
@@ -74,6 +80,24 @@ function storedActionType(row: RuleRow): RuleActionType {
 const targetPolicy = (services: Services): TargetPolicy => ({
   allowPrivate: services.config.webhooks.allowPrivateTargets,
 });
+
+/**
+ * The scope a rule write needs besides the route's, checked before its body is
+ * (docs/rules.md, "Scopes of actions"): a rule that calls a URL, before or
+ * after the change, needs webhooks:manage. `ruleId` is null on create;
+ * `actionType` is the body's, unvalidated.
+ */
+export async function requireScopeOfRuleWrite(
+  services: Services,
+  caller: Caller,
+  ruleId: string | null,
+  actionType: unknown,
+): Promise<void> {
+  if (isOneOf(RULE_ACTION_TYPES, actionType) && callsUrl(actionType)) return requireUrlActionScope(caller);
+  if (ruleId === null) return;
+  const row = await createRuleQueries(services.db).find(tenantOf(caller), ruleId);
+  if (row && callsUrl(row.action_type)) requireUrlActionScope(caller);
+}
 
 /**
  * A rule whose action calls a URL does what a webhook does: the caller needs

@@ -3,6 +3,7 @@ import { createRule, type RuleInput } from '../../../lib/rules/service.ts';
 import { defineRoute } from '../../route.ts';
 import { callerOf } from '../../types.ts';
 import { ruleFields, ruleWithSecret } from './schemas.ts';
+import { scopeBeforeBody } from './scope-before-body.ts';
 
 export const createRoute = defineRoute({
   method: 'POST',
@@ -24,6 +25,7 @@ export const createRoute = defineRoute({
         trigger_event: ruleFields.trigger_event.required(),
         action_type: ruleFields.action_type.required(),
       }).label('CreateRule'),
+      failAction: scopeBeforeBody,
     },
     response: { status: { 201: ruleWithSecret } },
   },

@@ -4,6 +4,7 @@ import { defineRoute } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { ruleFields, ruleWithSecret } from './schemas.ts';
+import { scopeBeforeBody } from './scope-before-body.ts';
 
 export const updateRoute = defineRoute({
   method: 'PATCH',
@@ -18,7 +19,11 @@ export const updateRoute = defineRoute({
       'action calls a URL (before or after the change) needs `webhooks:manage` besides `transfers:manage`.',
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:manage', audit: { action: 'rule.update', resourceType: 'rule' } } },
-    validate: { params: idParams, payload: Joi.object<Partial<RuleInput>>(ruleFields).min(1).label('UpdateRule') },
+    validate: {
+      params: idParams,
+      payload: Joi.object<Partial<RuleInput>>(ruleFields).min(1).label('UpdateRule'),
+      failAction: scopeBeforeBody,
+    },
     response: { schema: ruleWithSecret },
   },
   handler: (request) => updateRule(request.server.app.services, callerOf(request), request.params.id, request.payload),
