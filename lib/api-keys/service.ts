@@ -10,7 +10,7 @@ import { type Environment, isOneOf, type KeyType, type RevocationReason } from '
 import { isStronger, loosenedFields } from './loosening.ts';
 import { type MfaNeed, mfaRequired, verifyMfaCode } from './mfa.ts';
 import { type Caller, NEVER_SHOWN_AGAIN, presentApiKey, tenantOf } from './present.ts';
-import { scopesBeyond, sensitiveScopesGranted } from './scopes.ts';
+import { DEFAULT_SCOPES, scopesBeyond, sensitiveScopesGranted } from './scopes.ts';
 import { generateKeyValue, hashKeyValue, mintableEnvironments } from './values.ts';
 
 export type CreateApiKeyInput = {
@@ -259,7 +259,7 @@ export function resolveScopes(keyType: KeyType, scopes: string[] | undefined): s
     }
     return ['*'];
   }
-  return [...new Set(scopes ?? ['transfers:read', 'transfers:write'])];
+  return [...new Set(scopes ?? DEFAULT_SCOPES)];
 }
 
 /** A key never grants more than its creator holds, and sensitive scopes need a fresh TOTP code. */
