@@ -1,4 +1,4 @@
-import { apiError } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import { checkWebhookUrl } from '../net/ssrf.ts';
 
 // What a rule does when it matches (spec: Automation rules, action_type), and
@@ -67,7 +67,7 @@ export const MAX_EXTENSION_HOURS = 365 * 24;
 
 export type TargetOptions = { allowPrivateTargets: boolean };
 
-const invalid = (param: string, message: string) => apiError('validation_error', message, { param });
+const invalid = (param: string, message: string) => new DomainError('validation_error', message, { param });
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;

@@ -3,7 +3,7 @@ import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { holdsScope } from '../api-keys/scopes.ts';
 import { seal, unseal } from '../crypto/secrets.ts';
 import { createRuleQueries, type RuleChanges, type RuleExecutionRow, type RuleRow } from '../db/queries/rules.ts';
-import { apiError, notFound } from '../errors.ts';
+import { DomainError, notFound } from '../errors.ts';
 import { RULE_TRIGGERS } from '../events/catalog.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
@@ -69,7 +69,7 @@ export type RuleInput = {
   is_enabled?: boolean | undefined;
 };
 
-const invalid = (param: string, message: string) => apiError('validation_error', message, { param });
+const invalid = (param: string, message: string) => new DomainError('validation_error', message, { param });
 const email = z.email().max(320);
 
 // ---- Normalisers, shared with the worker. ----
@@ -193,7 +193,7 @@ const targetOptions = (services: Services): TargetOptions => ({
  */
 function requireUrlActionScope(caller: Caller): void {
   if (holdsScope(caller.keyType, caller.scopes, URL_ACTION_SCOPE)) return;
-  throw apiError(
+  throw new DomainError(
     'scope_missing',
     `This key lacks the \`${URL_ACTION_SCOPE}\` scope, which rules whose action calls a URL ` +
       '(`webhook`, `trigger_webhook`, `slack_notify`) need besides `transfers:manage`.',
@@ -253,7 +253,7 @@ export async function createRule(services: Services, caller: Caller, input: Rule
     const rules = createRuleQueries(tx);
     await rules.lockTenant(tenantOf(caller));
     if ((await rules.count(tenantOf(caller))) >= MAX_RULES) {
-      throw apiError('validation_error', `A workspace may have at most ${MAX_RULES} rules per environment.`);
+      throw new DomainError('validation_error', `A workspace may have at most ${MAX_RULES} rules per environment.`);
     }
     return rules.insert(tenantOf(caller), {
       name: rule.name,
