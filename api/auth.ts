@@ -1,7 +1,6 @@
-import type { Boom } from '@hapi/boom';
 import type { Server } from '@hapi/hapi';
 import { authenticate } from '../lib/api-keys/authenticate.ts';
-import { type ApiErrorData, apiError, type ErrorCode } from '../lib/errors.ts';
+import { DomainError, type ErrorCode } from '../lib/errors.ts';
 import { addressBucket } from '../lib/net/address-bucket.ts';
 import { clientIp } from './client-ip.ts';
 import { headerOf } from './types.ts';
@@ -30,10 +29,10 @@ export function registerApiKeyAuth(server: Server) {
       const budget = services.config.rateLimits.authFailures;
       const standing = await rateLimiter.peek(bucket, budget);
       if (!standing.allowed) {
-        throw apiError(
+        throw new DomainError(
           'rate_limited',
           `Too many failed authentications from this address (${budget} a minute). Retry after ${standing.retryAfterSeconds} seconds.`,
-          { headers: { 'Retry-After': String(standing.retryAfterSeconds) } },
+          { retryAfterSeconds: standing.retryAfterSeconds },
         );
       }
       try {
@@ -44,8 +43,7 @@ export function registerApiKeyAuth(server: Server) {
         });
         return h.authenticated({ credentials: { app: { caller } } });
       } catch (error) {
-        const code = (error as Boom<ApiErrorData>).data?.code;
-        if (code && AUTH_FAILURES.has(code)) await rateLimiter.take(bucket, budget);
+        if (error instanceof DomainError && AUTH_FAILURES.has(error.code)) await rateLimiter.take(bucket, budget);
         throw error;
       }
     },

@@ -1,11 +1,46 @@
 import type Boom from '@hapi/boom';
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import type { ValidationError } from 'joi';
-import { type ApiErrorData, apiError, ERROR_STATUS, type ErrorCode } from '../lib/errors.ts';
+import { DomainError, type ErrorCode, type ErrorKind } from '../lib/errors.ts';
 
-// The one place an error becomes the spec's envelope. Handlers throw Boom
-// (usually via apiError); anything else is turned into a safe 4xx or a
-// generic 500 here, never leaking internals.
+// The one place an error becomes a status, headers and the spec's envelope.
+// lib/ and the API's own steps throw DomainError; hapi's own errors (Boom) and
+// anything else are turned into a safe 4xx or a generic 500 here, never
+// leaking internals.
+
+/** The status of each code (spec: Errors). */
+const STATUS: Record<ErrorCode, number> = {
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  revoked_api_key: 401,
+  expired_api_key: 401,
+  mfa_required: 401,
+  scope_missing: 403,
+  ip_not_allowed: 403,
+  forbidden: 403,
+  validation_error: 400,
+  not_found: 404,
+  idempotency_conflict: 409,
+  rate_limited: 429,
+  internal_error: 500,
+};
+
+/** A kind of refusal overrides its code's status. */
+const KIND_STATUS: Record<ErrorKind, number> = {
+  gone: 410,
+  conflict: 409,
+  timed_out: 408,
+  inapplicable: 422,
+  range_not_satisfiable: 416,
+};
+
+/** The status and headers that answer a domain error. */
+export function answerTo(error: DomainError): { status: number; headers: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
+  if (error.contentSize !== undefined) headers['Content-Range'] = `bytes */${error.contentSize}`;
+  return { status: error.kind ? KIND_STATUS[error.kind] : STATUS[error.code], headers };
+}
 
 export type ErrorEnvelope = {
   error: {
@@ -18,37 +53,39 @@ export type ErrorEnvelope = {
   };
 };
 
-export function renderError(error: Boom.Boom, requestId: string, docsBaseUrl: string) {
+/** Renders what a request failed with; hapi hands every thrown error over as Boom (DomainError included, boomified). */
+export function renderError(error: Boom.Boom | DomainError, requestId: string, docsBaseUrl: string) {
   if (isDatabaseDataException(error)) {
     // Schemas should stop such input first; if one slips through, it is still the client's input.
     return renderError(
-      apiError('validation_error', 'A value in the request is out of range or cannot be stored.'),
+      new DomainError('validation_error', 'A value in the request is out of range or cannot be stored.'),
       requestId,
       docsBaseUrl,
     );
   }
-  // Only errors made by apiError carry our data; hapi's own (payload parsing,
+  // Only DomainError carries our words; hapi's own errors (payload parsing,
   // decompression) may carry arbitrary objects that must not leak through.
-  const data = isApiErrorData(error.data) ? error.data : null;
-  const status = error.output.statusCode;
-  const code = data?.code ?? codeForStatus(status);
+  const domain = error instanceof DomainError ? error : null;
+  const { status, headers } =
+    error instanceof DomainError ? answerTo(error) : { status: error.output.statusCode, headers: {} };
+  const code = domain?.code ?? codeForStatus(status);
   const message =
     status >= 500
       ? 'Something went wrong on our side. Quote the request id if you contact support.'
-      : data
+      : error instanceof DomainError
         ? error.message
         : messageFor(error, status);
   const body: ErrorEnvelope = {
     error: {
       code,
       message,
-      param: data?.param ?? null,
+      param: domain?.param ?? null,
       doc_url: `${docsBaseUrl}/errors#${code}`,
       request_id: requestId,
-      ...(data?.details ?? {}),
+      ...(domain?.details ?? {}),
     },
   };
-  return { status, body, headers: data?.headers ?? {} };
+  return { status, body, headers };
 }
 
 /** PostgreSQL class 22, "data exception": bad input that reached the database. */
@@ -58,14 +95,6 @@ function isDatabaseDataException(error: Error): boolean {
     if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return true;
   }
   return false;
-}
-
-function isApiErrorData(data: unknown): data is ApiErrorData {
-  return (
-    typeof data === 'object' &&
-    data !== null &&
-    Object.hasOwn(ERROR_STATUS, (data as { code?: unknown }).code as string)
-  );
 }
 
 function codeForStatus(status: number): ErrorCode {
@@ -91,5 +120,5 @@ export function validationFailAction(_request: Request, _h: ResponseToolkit, err
   const first = details?.[0];
   const param = first ? first.path.join('.') || first.context?.key || null : null;
   const message = first ? first.message.replaceAll('"', '`') : 'The request is not valid.';
-  throw apiError('validation_error', message, { param: param === null ? null : String(param) });
+  throw new DomainError('validation_error', message, { param: param === null ? null : String(param) });
 }

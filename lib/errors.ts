@@ -1,45 +1,68 @@
-import Boom from '@hapi/boom';
+// What a domain function refuses a request with. lib/ says what went wrong in
+// the spec's words (the envelope's `code`, `message`, `param` and extra
+// members) and, where the code alone does not say how to answer, which kind
+// of refusal it is and when to try again. api/errors.ts alone turns that into
+// a status, headers and the envelope.
 
-// The spec's error codes and their HTTP statuses. Everything that fails a
-// request throws one of these; api/errors.ts renders the envelope once.
-export const ERROR_STATUS = {
-  missing_api_key: 401,
-  invalid_api_key: 401,
-  revoked_api_key: 401,
-  expired_api_key: 401,
-  mfa_required: 401,
-  scope_missing: 403,
-  ip_not_allowed: 403,
-  forbidden: 403,
-  validation_error: 400,
-  not_found: 404,
-  idempotency_conflict: 409,
-  rate_limited: 429,
-  internal_error: 500,
-} as const;
+/** The spec's error codes (spec: Errors). */
+export const ERROR_CODES = [
+  'missing_api_key',
+  'invalid_api_key',
+  'revoked_api_key',
+  'expired_api_key',
+  'mfa_required',
+  'scope_missing',
+  'ip_not_allowed',
+  'forbidden',
+  'validation_error',
+  'not_found',
+  'idempotency_conflict',
+  'rate_limited',
+  'internal_error',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+/**
+ * Refusals the code alone does not describe:
+ * - `gone`: the resource ended for good (an expired link, a deleted transfer);
+ * - `conflict`: the resource's present state forbids it (another upload runs, the transfer ended);
+ * - `timed_out`: the client sent too slowly;
+ * - `inapplicable`: the request makes no sense for this resource;
+ * - `range_not_satisfiable`: the requested bytes are outside the content (see `contentSize`).
+ */
+export const ERROR_KINDS = ['gone', 'conflict', 'timed_out', 'inapplicable', 'range_not_satisfiable'] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
 
-export type ApiErrorData = {
-  code: ErrorCode;
-  param: string | null;
-  /** Extra members placed inside `error`, e.g. the sensitive scopes for mfa_required. */
-  details?: Record<string, unknown>;
-  headers?: Record<string, string>;
-};
-
-export type ApiErrorOptions = {
+export type DomainErrorOptions = {
+  /** The request field at fault. */
   param?: string | null;
-  status?: number;
+  /** Extra members of the envelope's `error`, e.g. the sensitive scopes for mfa_required. */
   details?: Record<string, unknown>;
-  headers?: Record<string, string>;
+  kind?: ErrorKind;
+  /** When trying again may succeed. */
+  retryAfterSeconds?: number;
+  /** The size of the content a range missed. */
+  contentSize?: number;
 };
 
-export function apiError(code: ErrorCode, message: string, options: ApiErrorOptions = {}): Boom.Boom<ApiErrorData> {
-  const data: ApiErrorData = { code, param: options.param ?? null };
-  if (options.details) data.details = options.details;
-  if (options.headers) data.headers = options.headers;
-  return new Boom.Boom<ApiErrorData>(message, { statusCode: options.status ?? ERROR_STATUS[code], data });
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly param: string | null;
+  readonly details: Record<string, unknown> | undefined;
+  readonly kind: ErrorKind | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  readonly contentSize: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: DomainErrorOptions = {}) {
+    super(message);
+    this.name = 'DomainError';
+    this.code = code;
+    this.param = options.param ?? null;
+    this.details = options.details;
+    this.kind = options.kind;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.contentSize = options.contentSize;
+  }
 }
 
-export const notFound = (what: string) => apiError('not_found', `No such ${what}.`);
+export const notFound = (what: string) => new DomainError('not_found', `No such ${what}.`);

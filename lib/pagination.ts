@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constantTimeEqual, hmacSha256 } from './crypto/secrets.ts';
-import { apiError } from './errors.ts';
+import { DomainError } from './errors.ts';
 
 // Keyset pagination, newest first, on (created_at, id): pages stay stable
 // while rows are inserted. A cursor is signed and names its list and the hash
@@ -42,13 +42,13 @@ export class Paginator {
 
   open(list: string, filters: Record<string, unknown>, query: PageQuery): PageWindow {
     if (query.cursor !== undefined && query.offset !== undefined && query.offset > 0) {
-      throw apiError('validation_error', 'Send either `cursor` or `offset`, not both.', { param: 'offset' });
+      throw new DomainError('validation_error', 'Send either `cursor` or `offset`, not both.', { param: 'offset' });
     }
     const fetch = query.limit + 1;
     if (query.cursor === undefined) return { after: null, offset: query.offset ?? 0, fetch };
     const body = this.decode(query.cursor);
     if (body.l !== list || body.f !== filterHash(filters)) {
-      throw apiError('validation_error', 'This cursor belongs to another list or another set of filters.', {
+      throw new DomainError('validation_error', 'This cursor belongs to another list or another set of filters.', {
         param: 'cursor',
       });
     }
@@ -84,7 +84,7 @@ export class Paginator {
   }
 
   private decode(cursor: string): CursorBody {
-    const invalid = () => apiError('validation_error', 'The cursor is not valid.', { param: 'cursor' });
+    const invalid = () => new DomainError('validation_error', 'The cursor is not valid.', { param: 'cursor' });
     const [payload, signature, extra] = cursor.split('.');
     if (!payload || !signature || extra !== undefined) throw invalid();
     const expected = hmacSha256(this.key, payload).subarray(0, 16);

@@ -72,6 +72,17 @@ test('workflows import no package but @temporalio/workflow', (t) => {
   );
 });
 
+test('lib/ imports nothing of HTTP: no @hapi package (hapi, Boom)', (t) => {
+  const http = graph.files
+    .filter((file) => layerOf(file) === 'lib')
+    .flatMap((file) =>
+      importsOf(readFileSync(new URL(`../${file}`, import.meta.url), 'utf8'))
+        .filter(({ specifier }) => specifier.startsWith('@hapi/'))
+        .map(({ specifier }) => `${file} imports ${specifier}`),
+    );
+  t.deepEqual(http, []);
+});
+
 test('the seams that start workflows exist, so the exception above names real files', (t) => {
   for (const file of STARTS_WORKFLOWS) {
     t.true(

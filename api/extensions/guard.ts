@@ -1,6 +1,6 @@
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import { holdsScope } from '../../lib/api-keys/scopes.ts';
-import { apiError } from '../../lib/errors.ts';
+import { DomainError } from '../../lib/errors.ts';
 import { addressBucket } from '../../lib/net/address-bucket.ts';
 import { clientIp } from '../client-ip.ts';
 import { routeSettings } from '../types.ts';
@@ -22,13 +22,17 @@ export async function onPostAuth(request: Request, h: ResponseToolkit): Promise<
   if (decision) {
     request.app.rate = decision;
     if (!decision.allowed) {
-      throw apiError('rate_limited', `Rate limit of ${decision.limit} ${rateClass} requests per minute exceeded.`, {
-        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
-      });
+      throw new DomainError(
+        'rate_limited',
+        `Rate limit of ${decision.limit} ${rateClass} requests per minute exceeded.`,
+        {
+          retryAfterSeconds: decision.retryAfterSeconds,
+        },
+      );
     }
   }
   if (caller && settings.scope && !holdsScope(caller.keyType, caller.scopes, settings.scope)) {
-    throw apiError('scope_missing', `This key lacks the \`${settings.scope}\` scope.`, {
+    throw new DomainError('scope_missing', `This key lacks the \`${settings.scope}\` scope.`, {
       details: { required_scope: settings.scope },
     });
   }

@@ -3,7 +3,7 @@ import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import type { Caller } from '../../lib/api-keys/present.ts';
 import { deriveKey, hmacSha256, seal, unseal } from '../../lib/crypto/secrets.ts';
 import { createIdempotencyQueries, type RecordOwner } from '../../lib/db/queries/idempotency.ts';
-import { apiError } from '../../lib/errors.ts';
+import { DomainError } from '../../lib/errors.ts';
 import type { Services } from '../../lib/services.ts';
 import { headerOf } from '../types.ts';
 
@@ -30,7 +30,7 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
   const caller = request.auth.credentials?.app?.caller;
   if (header === undefined || !MUTATING.has(request.method) || !caller) return h.continue;
   if (header.length < 8 || header.length > 255) {
-    throw apiError('validation_error', 'Idempotency-Key must be 8 to 255 characters long.', {
+    throw new DomainError('validation_error', 'Idempotency-Key must be 8 to 255 characters long.', {
       param: 'Idempotency-Key',
     });
   }
@@ -53,14 +53,14 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
       continue;
     }
     if (record.api_key_id === null) {
-      throw apiError(
+      throw new DomainError(
         'idempotency_conflict',
         'This Idempotency-Key was used before an upgrade and its response is no longer kept; use a new key.',
         { param: 'Idempotency-Key' },
       );
     }
     if (record.request_fingerprint !== fingerprint) {
-      throw apiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request.', {
+      throw new DomainError('idempotency_conflict', 'This Idempotency-Key was already used with a different request.', {
         param: 'Idempotency-Key',
       });
     }
@@ -76,7 +76,7 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
       } catch (error) {
         // Altered, moved, or sealed under another VALISE_SECRET: never served.
         request.log(['error', 'idempotency'], `stored response cannot be opened: ${(error as Error).message}`);
-        throw apiError(
+        throw new DomainError(
           'idempotency_conflict',
           'The stored response of this Idempotency-Key cannot be replayed; send the request with a new key.',
           { param: 'Idempotency-Key' },
@@ -91,7 +91,7 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
     }
     await delay(WAIT_STEP_MS);
   }
-  throw apiError('idempotency_conflict', 'A request with this Idempotency-Key is still in progress.', {
+  throw new DomainError('idempotency_conflict', 'A request with this Idempotency-Key is still in progress.', {
     param: 'Idempotency-Key',
   });
 }

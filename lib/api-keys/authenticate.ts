@@ -1,6 +1,6 @@
 import { type CredentialRow, createApiKeyQueries } from '../db/queries/api-keys.ts';
 import { createAuditQueries } from '../db/queries/audit.ts';
-import { apiError } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import { ipAllowed } from '../net/ip-allow-list.ts';
 import type { Services } from '../services.ts';
 import type { Caller } from './present.ts';
@@ -23,12 +23,12 @@ export async function authenticate(
   origin: RequestOrigin,
 ): Promise<Caller> {
   if (header === undefined || header.trim() === '') {
-    throw apiError('missing_api_key', 'No API key provided. Send it as `Authorization: Bearer <API_KEY>`.');
+    throw new DomainError('missing_api_key', 'No API key provided. Send it as `Authorization: Bearer <API_KEY>`.');
   }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   const value = match?.[1];
   const claimed = value ? parseKeyValue(value) : null;
-  if (!value || !claimed) throw apiError('invalid_api_key', 'The API key is malformed.');
+  if (!value || !claimed) throw new DomainError('invalid_api_key', 'The API key is malformed.');
 
   const hash = hashKeyValue(services.keys.apiKeyPepper, value);
   const keys = createApiKeyQueries(services.db);
@@ -36,7 +36,7 @@ export async function authenticate(
   // The hash covers the whole value, prefix included; the checks below are
   // defence in depth against a row that does not match what was presented.
   if (!key || !sameHash(key.secret_hash, hash) || key.environment !== claimed.environment) {
-    throw apiError('invalid_api_key', 'The API key is not valid.');
+    throw new DomainError('invalid_api_key', 'The API key is not valid.');
   }
 
   const now = Date.now();
@@ -44,21 +44,24 @@ export async function authenticate(
     await auditFailure(services, key, origin, reason);
     return error;
   };
-  if (key.revoked_at) throw await fail('revoked', apiError('revoked_api_key', 'This API key has been revoked.'));
-  if (!key.is_active) throw await fail('inactive', apiError('revoked_api_key', 'This API key is inactive.'));
+  if (key.revoked_at) throw await fail('revoked', new DomainError('revoked_api_key', 'This API key has been revoked.'));
+  if (!key.is_active) throw await fail('inactive', new DomainError('revoked_api_key', 'This API key is inactive.'));
   if (key.expires_at && key.expires_at.getTime() <= now) {
-    throw await fail('expired', apiError('expired_api_key', 'This API key has expired.'));
+    throw await fail('expired', new DomainError('expired_api_key', 'This API key has expired.'));
   }
   if (key.secret_retired_at || (key.secret_valid_until && key.secret_valid_until.getTime() <= now)) {
     throw await fail(
       'rotated',
-      apiError('expired_api_key', 'This key value was rotated and its grace period has ended. Use the new value.'),
+      new DomainError(
+        'expired_api_key',
+        'This key value was rotated and its grace period has ended. Use the new value.',
+      ),
     );
   }
   if (!ipAllowed(key.allowed_ips, origin.ip)) {
     throw await fail(
       'ip_not_allowed',
-      apiError('ip_not_allowed', `Requests from ${origin.ip} are not allowed for this key.`),
+      new DomainError('ip_not_allowed', `Requests from ${origin.ip} are not allowed for this key.`),
     );
   }
   if (key.max_uses === null) {
@@ -66,8 +69,8 @@ export async function authenticate(
   } else if ((await keys.recordUse(key.id)) === null) {
     throw await fail(
       'usage_cap',
-      apiError('rate_limited', `This key has reached its usage cap of ${key.max_uses} requests.`, {
-        headers: { 'Retry-After': String(USAGE_CAP_RETRY_AFTER_SECONDS) },
+      new DomainError('rate_limited', `This key has reached its usage cap of ${key.max_uses} requests.`, {
+        retryAfterSeconds: USAGE_CAP_RETRY_AFTER_SECONDS,
       }),
     );
   }

@@ -1,7 +1,7 @@
 import { unseal } from '../crypto/secrets.ts';
 import { matchTotpStep } from '../crypto/totp.ts';
 import { createWorkspaceQueries } from '../db/queries/workspaces.ts';
-import { apiError } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { Caller } from './present.ts';
 
@@ -23,7 +23,7 @@ export type MfaNeed = { sensitiveScopes: readonly string[]; reason: string };
 
 /**
  * Checks the caller's code, or throws `mfa_required` (missing, wrong or already used code) or `rate_limited`
- * (too many wrong codes, with Retry-After).
+ * (too many wrong codes, with when to try again).
  */
 export async function verifyMfaCode(
   services: Services,
@@ -35,9 +35,9 @@ export async function verifyMfaCode(
   const max = services.config.apiKeys.mfaFailuresPer15Min;
   const locked = async () => {
     const remainingMs = await users.mfaLockRemainingMs(caller.userId, caller.environment, max, MFA_FAILURE_WINDOW_MS);
-    return apiError('rate_limited', 'Too many wrong verification codes. Wait before trying another.', {
+    return new DomainError('rate_limited', 'Too many wrong verification codes. Wait before trying another.', {
       param: 'mfa_code',
-      headers: { 'Retry-After': String(Math.max(1, Math.ceil(remainingMs / 1000))) },
+      retryAfterSeconds: Math.max(1, Math.ceil(remainingMs / 1000)),
     });
   };
   // A missing code is not a guess: not counted, but still told about a lock.
@@ -61,8 +61,12 @@ export async function verifyMfaCode(
 }
 
 export function mfaRequired(problem: string, need: MfaNeed) {
-  return apiError('mfa_required', `${problem} ${need.reason}. Resend the request with a current code in mfa_code.`, {
-    param: 'mfa_code',
-    details: { sensitive_scopes: need.sensitiveScopes },
-  });
+  return new DomainError(
+    'mfa_required',
+    `${problem} ${need.reason}. Resend the request with a current code in mfa_code.`,
+    {
+      param: 'mfa_code',
+      details: { sensitive_scopes: need.sensitiveScopes },
+    },
+  );
 }

@@ -1,7 +1,7 @@
 import type { DatabaseTransactionConnection } from 'slonik';
 import { type ApiKeyRow, createApiKeyQueries } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
-import { apiError, notFound } from '../errors.ts';
+import { DomainError, notFound } from '../errors.ts';
 import { API_KEY_UPDATABLE } from '../events/api-key-events.ts';
 import { apiKeyEventView } from '../events/views.ts';
 import type { PageQuery } from '../pagination.ts';
@@ -43,7 +43,7 @@ export async function createApiKey(services: Services, caller: Caller, input: Cr
   // own environment (live for a live key, as the spec says).
   const { environment = caller.environment, mfa_code, ...key } = input;
   if (!mintableEnvironments(caller.environment).includes(environment)) {
-    throw apiError(
+    throw new DomainError(
       'forbidden',
       `A ${caller.environment} key cannot create ${environment} keys; it creates ${mintableEnvironments(caller.environment).join(' and ')} keys.`,
       { param: 'environment' },
@@ -144,11 +144,16 @@ export async function updateApiKey(services: Services, caller: Caller, id: strin
  * "Stronger keys"). Tightening is always free.
  */
 function updateNeed(caller: Caller, current: ApiKeyRow, input: UpdateApiKeyInput): MfaNeed | null {
-  if (current.revoked_at) throw apiError('validation_error', 'A revoked key cannot be changed.', { param: 'id' });
+  if (current.revoked_at)
+    throw new DomainError('validation_error', 'A revoked key cannot be changed.', { param: 'id' });
   if (input.scopes !== undefined && current.key_type === 'full') {
-    throw apiError('validation_error', 'A full key holds every scope; create a restricted key to limit scopes.', {
-      param: 'scopes',
-    });
+    throw new DomainError(
+      'validation_error',
+      'A full key holds every scope; create a restricted key to limit scopes.',
+      {
+        param: 'scopes',
+      },
+    );
   }
   const added = (input.scopes ?? []).filter((s) => !current.scopes.includes(s));
   refuseScopesBeyond(caller, 'restricted', added);
@@ -217,9 +222,10 @@ export async function rotateApiKey(services: Services, caller: Caller, id: strin
  * caller is refused outright (scope_missing), code or not: the caller would receive its value.
  */
 function rotateNeed(caller: Caller, current: ApiKeyRow): MfaNeed | null {
-  if (current.revoked_at) throw apiError('validation_error', 'A revoked key cannot be rotated.', { param: 'id' });
+  if (current.revoked_at)
+    throw new DomainError('validation_error', 'A revoked key cannot be rotated.', { param: 'id' });
   if (current.expires_at && current.expires_at.getTime() <= Date.now()) {
-    throw apiError('validation_error', 'An expired key cannot be rotated.', { param: 'id' });
+    throw new DomainError('validation_error', 'An expired key cannot be rotated.', { param: 'id' });
   }
   refuseScopesBeyond(caller, current.key_type, current.scopes);
   const sensitive = sensitiveScopesGranted(current.key_type, current.scopes);
@@ -253,9 +259,13 @@ function recheckInTransaction(verified: MfaNeed | null, now: MfaNeed | null) {
 export function resolveScopes(keyType: KeyType, scopes: string[] | undefined): string[] {
   if (keyType === 'full') {
     if (scopes !== undefined && !(scopes.length === 1 && scopes[0] === '*')) {
-      throw apiError('validation_error', 'A full key holds every scope; send key_type "restricted" to limit scopes.', {
-        param: 'scopes',
-      });
+      throw new DomainError(
+        'validation_error',
+        'A full key holds every scope; send key_type "restricted" to limit scopes.',
+        {
+          param: 'scopes',
+        },
+      );
     }
     return ['*'];
   }
@@ -278,7 +288,7 @@ async function authoriseGrant(
 function refuseScopesBeyond(caller: Caller, keyType: KeyType, scopes: readonly string[]) {
   const beyond = scopesBeyond(caller, { keyType, scopes });
   if (beyond.length > 0) {
-    throw apiError('scope_missing', `This key cannot grant scopes it does not hold: ${beyond.join(', ')}.`, {
+    throw new DomainError('scope_missing', `This key cannot grant scopes it does not hold: ${beyond.join(', ')}.`, {
       param: 'scopes',
     });
   }

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { apiError } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import { checkWebhookUrl, type TargetPolicy } from '../net/ssrf.ts';
 import { isOneOf, RULE_ACTION_TYPES, type RuleActionType } from '../vocabulary.ts';
 
@@ -172,7 +172,7 @@ export function checkActionConfig(
   const { error, value } = ruleAction.validate({ action_type: actionType, action_config: config });
   const first = error?.details[0];
   if (first) {
-    throw apiError('validation_error', first.message.replaceAll('"', '`'), { param: first.path.join('.') });
+    throw new DomainError('validation_error', first.message.replaceAll('"', '`'), { param: first.path.join('.') });
   }
   return value.action_config;
 }
@@ -204,7 +204,7 @@ export function checkTargets(
   if (!callsUrl(actionType) || typeof config[member] !== 'string') return config;
   const check = checkWebhookUrl(config[member], policy);
   if (!check.ok) {
-    throw apiError('validation_error', `This URL cannot be called by a rule: ${check.message}.`, {
+    throw new DomainError('validation_error', `This URL cannot be called by a rule: ${check.message}.`, {
       param: `action_config.${member}`,
     });
   }

@@ -2,7 +2,7 @@ import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { holdsScope } from '../api-keys/scopes.ts';
 import { seal, unseal } from '../crypto/secrets.ts';
 import { createRuleQueries, type RuleChanges, type RuleExecutionRow, type RuleRow } from '../db/queries/rules.ts';
-import { apiError, notFound } from '../errors.ts';
+import { DomainError, notFound } from '../errors.ts';
 import type { RULE_TRIGGERS } from '../events/catalog.ts';
 import type { TargetPolicy } from '../net/ssrf.ts';
 import type { PageQuery } from '../pagination.ts';
@@ -72,9 +72,13 @@ const descriptionOf = (description: string | null | undefined) => description ||
 /** A stored rule's action (written by the API, so one it knows). */
 function storedActionType(row: RuleRow): RuleActionType {
   if (isActionType(row.action_type)) return row.action_type;
-  throw apiError('validation_error', '`action_type` is not a supported action. See docs/rules.md for the list.', {
-    param: 'action_type',
-  });
+  throw new DomainError(
+    'validation_error',
+    '`action_type` is not a supported action. See docs/rules.md for the list.',
+    {
+      param: 'action_type',
+    },
+  );
 }
 
 const targetPolicy = (services: Services): TargetPolicy => ({
@@ -106,7 +110,7 @@ export async function requireScopeOfRuleWrite(
  */
 function requireUrlActionScope(caller: Caller): void {
   if (holdsScope(caller.keyType, caller.scopes, URL_ACTION_SCOPE)) return;
-  throw apiError(
+  throw new DomainError(
     'scope_missing',
     `This key lacks the \`${URL_ACTION_SCOPE}\` scope, which rules whose action calls a URL ` +
       '(`webhook`, `trigger_webhook`, `slack_notify`) need besides `transfers:manage`.',
@@ -170,7 +174,7 @@ export async function createRule(services: Services, caller: Caller, input: Rule
     const rules = createRuleQueries(tx);
     await rules.lockTenant(tenantOf(caller));
     if ((await rules.count(tenantOf(caller))) >= MAX_RULES) {
-      throw apiError('validation_error', `A workspace may have at most ${MAX_RULES} rules per environment.`);
+      throw new DomainError('validation_error', `A workspace may have at most ${MAX_RULES} rules per environment.`);
     }
     return rules.insert(tenantOf(caller), {
       name: input.name,

@@ -6,7 +6,7 @@ import { signToken } from '../crypto/signed-token.ts';
 import type { Tenant } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
-import { apiError } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import { transferCreatedView } from '../events/views.ts';
 import type { Services } from '../services.ts';
 import type { EncryptionMode } from '../vocabulary.ts';
@@ -103,8 +103,8 @@ async function checkDailyQuota(transfers: ReturnType<typeof createTransferQuerie
   await transfers.lockQuota(tenant);
   const recent = await transfers.countCreatedSince(tenant, new Date(Date.now() - 24 * HOUR_MS));
   if (recent >= perDay) {
-    throw apiError('rate_limited', `Sandbox workspaces may create ${perDay} transfers per 24 hours.`, {
-      headers: { 'Retry-After': '3600' },
+    throw new DomainError('rate_limited', `Sandbox workspaces may create ${perDay} transfers per 24 hours.`, {
+      retryAfterSeconds: 3600,
     });
   }
 }
@@ -127,27 +127,27 @@ export function uploadUrlFor(services: Services, transfer: TransferRow, file: Fi
 
 function checkLimits(limits: TransferLimits, mode: EncryptionMode, input: CreateTransferInput) {
   if (input.files.length > limits.maxFiles) {
-    throw apiError('validation_error', `At most ${limits.maxFiles} files per transfer.`, { param: 'files' });
+    throw new DomainError('validation_error', `At most ${limits.maxFiles} files per transfer.`, { param: 'files' });
   }
   for (const [index, file] of input.files.entries()) {
     if (file.size > limits.maxFileBytes) {
-      throw apiError('validation_error', `Each file may hold at most ${limits.maxFileBytes} bytes.`, {
+      throw new DomainError('validation_error', `Each file may hold at most ${limits.maxFileBytes} bytes.`, {
         param: `files.${index}.size`,
       });
     }
     if (mode === 'e2e' && file.size < MIN_E2E_BLOB) {
-      throw apiError('validation_error', `An end-to-end encrypted file is at least ${MIN_E2E_BLOB} bytes.`, {
+      throw new DomainError('validation_error', `An end-to-end encrypted file is at least ${MIN_E2E_BLOB} bytes.`, {
         param: `files.${index}.size`,
       });
     }
   }
   if (input.expires_in_hours !== undefined && input.expires_in_hours > limits.maxExpiryHours) {
-    throw apiError('validation_error', `expires_in_hours may be at most ${limits.maxExpiryHours}.`, {
+    throw new DomainError('validation_error', `expires_in_hours may be at most ${limits.maxExpiryHours}.`, {
       param: 'expires_in_hours',
     });
   }
   if (limits.maxDownloads !== null && input.max_downloads !== undefined && input.max_downloads > limits.maxDownloads) {
-    throw apiError('validation_error', `max_downloads may be at most ${limits.maxDownloads} here.`, {
+    throw new DomainError('validation_error', `max_downloads may be at most ${limits.maxDownloads} here.`, {
       param: 'max_downloads',
     });
   }

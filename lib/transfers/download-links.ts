@@ -3,10 +3,9 @@ import { pipeline, type Readable, Transform } from 'node:stream';
 import { signToken, verifyToken } from '../crypto/signed-token.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createShareQueries } from '../db/queries/shares.ts';
-import { createTransferQueries } from '../db/queries/transfers.ts';
-import { apiError } from '../errors.ts';
+import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
+import { DomainError } from '../errors.ts';
 import { transferEventView } from '../events/views.ts';
-import { type ByteRange, contentDisposition, parseRangeHeader } from '../http/range.ts';
 import type { Services } from '../services.ts';
 import { ContentDestroyedError, openContent } from './content.ts';
 import { blockedError, blockedReason, findShared } from './share.ts';
@@ -41,7 +40,7 @@ export async function issueDownloadLinks(
   const tenant = { workspaceId: transfer.workspace_id, environment: transfer.environment };
   if (!unlockedBy(services, transfer, input.unlock)) await checkPassword(services, transfer, input.password, requester);
   const wanted = input.file_id ? files.filter((f) => f.id === input.file_id) : files;
-  if (wanted.length === 0) throw apiError('not_found', 'No such file in this transfer.', { param: 'file_id' });
+  if (wanted.length === 0) throw new DomainError('not_found', 'No such file in this transfer.', { param: 'file_id' });
 
   const counted = await services.db.transaction(async (tx) => {
     const queries = createTransferQueries(tx);
@@ -78,72 +77,73 @@ export async function issueDownloadLinks(
   };
 }
 
+/** Bytes `start` to `end` (inclusive) of a file. */
+export type ByteRange = { start: number; end: number };
+
+/** A download link that verified, for a transfer still downloadable. */
+export type DownloadTarget = {
+  transfer: TransferRow;
+  file: FileRow;
+  grantId: string;
+  expiresAt: Date;
+};
+
+/** What a download sends: `content`, the whole file of `size` bytes or its `range`. */
 export type Download = {
-  status: 200 | 206;
-  stream: Readable;
-  headers: Record<string, string>;
+  content: Readable;
+  size: number;
+  range: ByteRange | undefined;
+  name: string;
+  /** What the bytes are: ciphertext for an e2e file, whatever it was sent as. */
+  mimeType: string;
 };
 
-/**
- * Headers of every response of a download link, errors included: the file is
- * an attachment, never sniffed, and if a browser renders it anyway it runs in
- * a sandbox with no script, no same-origin access and nothing loaded.
- */
-export const DOWNLOAD_SAFETY_HEADERS: Readonly<Record<string, string>> = {
-  'X-Content-Type-Options': 'nosniff',
-  'Content-Security-Policy': "sandbox; default-src 'none'",
-};
-
-/**
- * Streams one file for a download link; a Range fetches and decrypts only the
- * segments it needs. A link serves one request at a time (another gets 429
- * `link_in_use`) and may be resumed with Range. Once a response has sent the
- * file's last byte, a request from byte 0 is refused (403 `link_used`), and
- * ranges that resume are served only while the link has sent less than twice
- * the file's size in all: a connection that dropped with the end of the file
- * in flight can still finish, and a link never sends more than two copies' worth.
- */
-export async function openDownload(
-  services: Services,
-  token: string,
-  rangeHeader: string | undefined,
-): Promise<Download> {
+/** The file a download link names, while the link and its transfer are good. */
+export async function resolveDownload(services: Services, token: string): Promise<DownloadTarget> {
   const check = verifyToken(services.keys.links, 'download', token);
   if (!check.ok) {
-    throw check.reason === 'expired' ? linkExpired() : apiError('not_found', 'No such download link.');
+    throw check.reason === 'expired' ? linkExpired() : new DomainError('not_found', 'No such download link.');
   }
   // Links issued before grants existed carry none: they are treated as expired.
   const grantId = check.data.g;
   if (!grantId || !/^[0-9a-f-]{36}$/.test(grantId)) throw linkExpired();
   const queries = createTransferQueries(services.db);
   const [transfer, file] = await Promise.all([queries.findById(check.data.t ?? ''), queries.file(check.data.f ?? '')]);
-  if (!transfer || !file || file.transfer_id !== transfer.id) throw apiError('not_found', 'No such download link.');
+  if (!transfer || !file || file.transfer_id !== transfer.id)
+    throw new DomainError('not_found', 'No such download link.');
   // The link was issued when the transfer was downloadable; it must still be (revocation and expiry are immediate).
   const blocked = blockedReason(transfer);
   if (blocked && blocked !== 'limit_reached') throw blockedError(blocked);
+  return { transfer, file, grantId, expiresAt: check.expiresAt };
+}
 
+/**
+ * Streams one file for a download link; a range fetches and decrypts only the
+ * segments it needs. A link serves one request at a time (another is refused
+ * with `link_in_use`) and may be resumed with a range. Once a download has sent
+ * the file's last byte, a request from byte 0 is refused (`link_used`), and
+ * ranges that resume are served only while the link has sent less than twice
+ * the file's size in all: a connection that dropped with the end of the file
+ * in flight can still finish, and a link never sends more than two copies' worth.
+ */
+export async function openDownload(
+  services: Services,
+  target: DownloadTarget,
+  range: ByteRange | undefined,
+): Promise<Download> {
+  const { transfer, file, grantId } = target;
   const size = transfer.encryption_mode === 'e2e' ? (file.encrypted_size ?? file.size) : file.size;
-  const range = parseRangeHeader(rangeHeader, file.size);
-  if (range === 'unsatisfiable') {
-    throw apiError('validation_error', 'The requested range is outside the file.', {
-      status: 416,
-      param: 'Range',
-      headers: { 'Content-Range': `bytes */${file.size}` },
-    });
-  }
-  const wanted: ByteRange | undefined = range ?? undefined;
-
   const use = { grantId, fileId: file.id, holder: randomUUID() };
   const uses = createShareQueries(services.db);
   const claim = await uses.claimLinkUse({
     ...use,
-    expiresAt: check.expiresAt,
-    start: wanted?.start ?? 0,
-    length: wanted ? wanted.end - wanted.start + 1 : size,
+    expiresAt: target.expiresAt,
+    start: range?.start ?? 0,
+    length: range ? range.end - range.start + 1 : size,
     budget: 2 * size,
   });
   if (claim === 'used') {
-    throw apiError(
+    throw new DomainError(
       'forbidden',
       'This download link has already delivered its file. Ask the share page for a new one.',
       {
@@ -152,43 +152,36 @@ export async function openDownload(
     );
   }
   if (claim === 'in_use') {
-    throw apiError('rate_limited', 'This download link is being used by another request. Try again in a moment.', {
-      headers: { 'Retry-After': '1' },
-      details: { reason: 'link_in_use' },
-    });
+    throw new DomainError(
+      'rate_limited',
+      'This download link is being used by another request. Try again in a moment.',
+      {
+        retryAfterSeconds: 1,
+        details: { reason: 'link_in_use' },
+      },
+    );
   }
   let content: Readable;
   try {
-    content = await openContent(services, file, transfer.encryption_mode, wanted);
+    content = await openContent(services, file, transfer.encryption_mode, range);
   } catch (error) {
     await uses.endLinkUse(use, 0, false);
     // Keys destroyed between the check above and now: the transfer just ended.
     if (error instanceof ContentDestroyedError) throw blockedError('revoked');
     throw error;
   }
-  const reachesEnd = !wanted || wanted.end >= size - 1;
-  const stream = spentOnLastByte(content, reachesEnd, (bytes, completed) => uses.endLinkUse(use, bytes, completed));
-  const headers: Record<string, string> = {
-    'Content-Type': transfer.encryption_mode === 'e2e' ? 'application/octet-stream' : file.mime_type,
-    'Content-Disposition': contentDisposition(file.name),
-    'Accept-Ranges': 'bytes',
-    'Cache-Control': 'private, no-store',
-    ...DOWNLOAD_SAFETY_HEADERS,
-  };
-  if (!wanted) return { status: 200, stream, headers: { ...headers, 'Content-Length': String(size) } };
+  const reachesEnd = !range || range.end >= size - 1;
   return {
-    status: 206,
-    stream,
-    headers: {
-      ...headers,
-      'Content-Length': String(wanted.end - wanted.start + 1),
-      'Content-Range': `bytes ${wanted.start}-${wanted.end}/${size}`,
-    },
+    content: spentOnLastByte(content, reachesEnd, (bytes, completed) => uses.endLinkUse(use, bytes, completed)),
+    size,
+    range,
+    name: file.name,
+    mimeType: transfer.encryption_mode === 'e2e' ? 'application/octet-stream' : file.mime_type,
   };
 }
 
 function linkExpired() {
-  return apiError('forbidden', 'This download link has expired. Ask the share page for a new one.', {
+  return new DomainError('forbidden', 'This download link has expired. Ask the share page for a new one.', {
     details: { reason: 'link_expired' },
   });
 }

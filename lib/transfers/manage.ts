@@ -2,7 +2,7 @@ import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createFolderQueries } from '../db/queries/folders.ts';
 import { createTransferQueries, type TransferFilters } from '../db/queries/transfers.ts';
-import { apiError, notFound } from '../errors.ts';
+import { DomainError, notFound } from '../errors.ts';
 import { APPROVAL_EVENTS } from '../events/transfer-events.ts';
 import { transferEventView } from '../events/views.ts';
 import type { PageQuery } from '../pagination.ts';
@@ -67,8 +67,8 @@ export async function decideApproval(services: Services, caller: Caller, id: str
     const current = await queries.findForUpdate(tenantOf(caller), id);
     if (!current) throw notFound('transfer');
     if (!current.approval_required) {
-      throw apiError('validation_error', 'This transfer does not require approval.', {
-        status: 422,
+      throw new DomainError('validation_error', 'This transfer does not require approval.', {
+        kind: 'inapplicable',
         param: 'decision',
       });
     }
@@ -91,7 +91,7 @@ export async function fileIntoFolder(services: Services, caller: Caller, id: str
     const queries = createTransferQueries(tx);
     if (!(await queries.findForUpdate(tenantOf(caller), id))) throw notFound('transfer');
     if (!(await createFolderQueries(tx).find(tenantOf(caller), folderId))) {
-      throw apiError('not_found', 'No such folder.', { param: 'folder_id' });
+      throw new DomainError('not_found', 'No such folder.', { param: 'folder_id' });
     }
     await queries.setFolder(id, folderId);
     return { object: 'transfer_folder' as const, transfer_id: id, folder_id: folderId };
@@ -116,7 +116,9 @@ export async function extendExpiry(services: Services, caller: Caller, id: strin
     const current = await queries.findForUpdate(tenantOf(caller), id);
     if (!current) throw notFound('transfer');
     if (current.status === 'expired' || current.status === 'deleted') {
-      throw apiError('validation_error', `A transfer that is ${current.status} cannot be extended.`, { status: 409 });
+      throw new DomainError('validation_error', `A transfer that is ${current.status} cannot be extended.`, {
+        kind: 'conflict',
+      });
     }
     const limit =
       current.created_at.getTime() + limitsFor(caller.environment, services.config).maxExpiryHours * 3_600_000;

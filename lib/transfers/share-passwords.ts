@@ -3,7 +3,7 @@ import { signToken, verifyToken } from '../crypto/signed-token.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createShareQueries, WHOLE_LINK } from '../db/queries/shares.ts';
 import type { TransferRow } from '../db/queries/transfers.ts';
-import { apiError } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import { transferEventView } from '../events/views.ts';
 import { addressBucket } from '../net/address-bucket.ts';
 import type { Services } from '../services.ts';
@@ -80,12 +80,12 @@ export async function checkPassword(
   await shares.forgetOldWindows(transfer.id, windowStart);
   if (heard !== 'yes') {
     const retryAfter = Math.max(1, Math.ceil((windowStart.getTime() + ATTEMPT_WINDOW_MS - Date.now()) / 1000));
-    throw apiError(
+    throw new DomainError(
       'rate_limited',
       heard === 'address'
         ? 'Too many wrong passwords from your address for this link. Try again later.'
         : 'Too many wrong passwords for this link. Try again later.',
-      { headers: { 'Retry-After': String(retryAfter) }, details: { reason: 'password_attempts' } },
+      { retryAfterSeconds: retryAfter, details: { reason: 'password_attempts' } },
     );
   }
   if (password && (await verifyPassword(password, hash))) {
@@ -97,7 +97,7 @@ export async function checkPassword(
     transfer: transferEventView(transfer),
     ip_address: requester.ip,
   });
-  throw apiError('forbidden', password ? 'The password is not correct.' : 'This transfer needs its password.', {
+  throw new DomainError('forbidden', password ? 'The password is not correct.' : 'This transfer needs its password.', {
     param: 'password',
     details: { reason: 'password_required' },
   });

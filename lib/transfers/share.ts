@@ -1,5 +1,5 @@
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
-import { apiError } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { BlockedReason } from '../vocabulary.ts';
 import { transferPhase } from './phase.ts';
@@ -47,14 +47,14 @@ export const blockedMessage = (reason: BlockedReason): string => MESSAGES[reason
 
 export function blockedError(reason: BlockedReason) {
   return GONE.has(reason)
-    ? apiError('not_found', MESSAGES[reason], { status: 410, details: { reason } })
-    : apiError('forbidden', MESSAGES[reason], { details: { reason } });
+    ? new DomainError('not_found', MESSAGES[reason], { kind: 'gone', details: { reason } })
+    : new DomainError('forbidden', MESSAGES[reason], { details: { reason } });
 }
 
 export async function findShared(services: Services, shortCode: string) {
   const queries = createTransferQueries(services.db);
   const transfer = await queries.findByShortCode(shortCode);
-  if (!transfer) throw apiError('not_found', 'No transfer at this link.');
+  if (!transfer) throw new DomainError('not_found', 'No transfer at this link.');
   return { transfer, files: await queries.files(transfer.id) };
 }
 

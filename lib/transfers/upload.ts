@@ -6,7 +6,7 @@ import { createEncryptStream, NONCE_PREFIX_SIZE, SizeMismatchError } from '../cr
 import { verifyToken } from '../crypto/signed-token.ts';
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
 import { createUploadQueries } from '../db/queries/uploads.ts';
-import { apiError } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { PartWriter, UploadSizeError } from './part-writer.ts';
 import { PART_PLAINTEXT, partPlan, SEGMENT_SIZE } from './parts.ts';
@@ -16,8 +16,8 @@ import { StallGuard, UploadTimeoutError } from './stall-guard.ts';
 
 // PUT /v1/uploads/{token}: one file, streamed straight through encryption
 // into S3 multipart parts. Resumable: committed parts survive an interrupted
-// request, HEAD reports how far the file got, and a PUT with Content-Range
-// continues from there. A client that falls silent (UPLOAD_IDLE_TIMEOUT) or
+// request, HEAD reports how far the file got, and a request that carries the
+// rest (api/plugins/uploads/put.ts reads its Content-Range) continues from there. A client that falls silent (UPLOAD_IDLE_TIMEOUT) or
 // trickles past UPLOAD_REQUEST_TIMEOUT is disconnected: its part buffer goes,
 // its committed parts stay, and it resumes like any interrupted upload.
 
@@ -27,18 +27,18 @@ export async function resolveUpload(services: Services, token: string): Promise<
   const check = verifyToken(services.keys.links, 'upload', token);
   if (!check.ok) {
     throw check.reason === 'expired'
-      ? apiError('not_found', 'This upload URL has expired.', { status: 410 })
-      : apiError('not_found', 'No such upload URL.');
+      ? new DomainError('not_found', 'This upload URL has expired.', { kind: 'gone' })
+      : new DomainError('not_found', 'No such upload URL.');
   }
   const queries = createTransferQueries(services.db);
   const [transfer, file] = await Promise.all([queries.findById(check.data.t ?? ''), queries.file(check.data.f ?? '')]);
-  if (!transfer || !file || file.transfer_id !== transfer.id) throw apiError('not_found', 'No such upload URL.');
-  // An ended transfer's URLs are dead, whatever their files' state: 410 is final for clients
-  // (a 409 would have them wait and retry), and nothing is stored or signalled.
+  if (!transfer || !file || file.transfer_id !== transfer.id) throw new DomainError('not_found', 'No such upload URL.');
+  // An ended transfer's URLs are dead, whatever their files' state: gone is final for clients
+  // (a conflict would have them wait and retry), and nothing is stored or signalled.
   if (transfer.status === 'expired' || transfer.status === 'deleted') {
     const reason = transfer.status === 'expired' ? 'expired' : (transfer.status_reason ?? 'revoked');
-    throw apiError('not_found', `This transfer has ended (${reason}) and accepts no uploads.`, {
-      status: 410,
+    throw new DomainError('not_found', `This transfer has ended (${reason}) and accepts no uploads.`, {
+      kind: 'gone',
       details: { reason },
     });
   }
@@ -49,11 +49,19 @@ export function uploadOffset(file: FileRow): number {
   return file.upload_state === 'uploaded' ? file.size : file.bytes_received;
 }
 
+/**
+ * What a request says it carries: `range`, bytes `start` to `end` (exclusive) of a file of `total`
+ * bytes, absent for the whole file, or `unreadable` when it said so in a way we cannot read; and
+ * `length`, how many bytes its body holds, when it says.
+ */
+export type Chunk = { range?: ChunkRange | 'unreadable' | undefined; length?: number | undefined };
+export type ChunkRange = { start: number; end: number; total: number };
+
 export async function receiveUpload(
   services: Services,
   target: UploadTarget,
   body: Readable,
-  headers: { contentRange?: string | undefined; contentLength?: string | undefined },
+  chunk: Chunk,
   /** When the request arrived (epoch ms): UPLOAD_REQUEST_TIMEOUT counts from there. */
   receivedAt = Date.now(),
 ) {
@@ -66,17 +74,17 @@ export async function receiveUpload(
     return { ...presentFile(file), upload_offset: file.size };
   }
   if (transferPhase(transfer) !== 'uploading') {
-    throw apiError(
+    throw new DomainError(
       'validation_error',
       `This transfer no longer accepts uploads (${transfer.status_reason ?? transfer.status}).`,
       {
-        status: 409,
+        kind: 'conflict',
       },
     );
   }
-  const range = parseContentRange(headers.contentRange, file);
-  if (headers.contentLength !== undefined && Number(headers.contentLength) !== range.end - range.start) {
-    throw apiError('validation_error', `Content-Length must be ${range.end - range.start} for this request.`, {
+  const range = acceptedRange(chunk.range, file);
+  if (chunk.length !== undefined && chunk.length !== range.end - range.start) {
+    throw new DomainError('validation_error', `Content-Length must be ${range.end - range.start} for this request.`, {
       param: 'Content-Length',
     });
   }
@@ -101,11 +109,11 @@ export async function receiveUpload(
     return await streamParts(services, transfer, file, range, body, receivedAt, leaseId);
   } catch (error) {
     if (error instanceof UploadSizeError || error instanceof SizeMismatchError) {
-      throw apiError('validation_error', error.message, { param: 'body' });
+      throw new DomainError('validation_error', error.message, { param: 'body' });
     }
     // The connection is gone with the body (the pipeline destroyed it); this is for the logs.
     if (error instanceof UploadTimeoutError) {
-      throw apiError('validation_error', error.message, { param: 'body', status: 408 });
+      throw new DomainError('validation_error', error.message, { param: 'body', kind: 'timed_out' });
     }
     if (error instanceof UploadLeaseLostError) throw uploadInProgress();
     throw error;
@@ -123,14 +131,14 @@ class UploadLeaseLostError extends Error {
 }
 
 function uploadInProgress() {
-  return apiError('validation_error', 'Another upload of this file is in progress.', { status: 409 });
+  return new DomainError('validation_error', 'Another upload of this file is in progress.', { kind: 'conflict' });
 }
 
 async function streamParts(
   services: Services,
   transfer: TransferRow,
   file: FileRow,
-  range: Chunk,
+  range: Span,
   body: Readable,
   receivedAt: number,
   leaseId: string,
@@ -220,32 +228,30 @@ function hashing(hash: ReturnType<typeof createHash>): Transform {
   });
 }
 
-/** This request's bytes, `end` exclusive. */
-type Chunk = { start: number; end: number };
+/** This request's bytes of the file, `end` exclusive. */
+type Span = { start: number; end: number };
 
 /**
- * Without Content-Range the request carries the whole file. With it, it starts at the stored
- * offset (or 0, to start again) and ends at the file's end or at a part boundary: a client that
- * cannot stream a request body sends the file in chunks of `part_size`, each one committed.
+ * Without a range the request carries the whole file. With one, it starts at the stored offset
+ * (or 0, to start again) and ends at the file's end or at a part boundary: a client that cannot
+ * stream a request body sends the file in chunks of `part_size`, each one committed.
  */
-function parseContentRange(contentRange: string | undefined, file: FileRow): Chunk {
-  if (contentRange === undefined) return { start: 0, end: file.size };
-  const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange.trim());
+function acceptedRange(range: Chunk['range'], file: FileRow): Span {
+  if (range === undefined) return { start: 0, end: file.size };
   const offset = uploadOffset(file);
-  const [start, last, total] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [];
-  const end = last === undefined ? undefined : last + 1;
+  const { start, end, total }: Partial<ChunkRange> = range === 'unreadable' ? {} : range;
   const endsWell = end === file.size || (end !== undefined && end < file.size && end % PART_PLAINTEXT === 0);
   if (start === undefined || end === undefined || total !== file.size || start >= end || !endsWell) {
-    throw apiError(
+    throw new DomainError(
       'validation_error',
       `Content-Range must be "bytes ${offset}-${file.size - 1}/${file.size}", or end just before a multiple of part_size (${PART_PLAINTEXT}).`,
       { param: 'Content-Range' },
     );
   }
   if (start !== offset && start !== 0) {
-    throw apiError('validation_error', `This file has ${offset} bytes stored: resume from byte ${offset}.`, {
+    throw new DomainError('validation_error', `This file has ${offset} bytes stored: resume from byte ${offset}.`, {
       param: 'Content-Range',
-      status: 409,
+      kind: 'conflict',
       details: { upload_offset: offset },
     });
   }

@@ -1,7 +1,7 @@
 import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { seal } from '../crypto/secrets.ts';
 import { createWebhookQueries, type WebhookRow } from '../db/queries/webhooks.ts';
-import { apiError, notFound } from '../errors.ts';
+import { DomainError, notFound } from '../errors.ts';
 import { isEventType } from '../events/catalog.ts';
 import { checkWebhookUrl } from '../net/ssrf.ts';
 import type { PageQuery } from '../pagination.ts';
@@ -34,16 +34,20 @@ export function presentWebhook(row: WebhookRow) {
 function checkUrl(services: Services, url: string): string {
   const check = checkWebhookUrl(url, { allowPrivate: services.config.webhooks.allowPrivateTargets });
   if (!check.ok)
-    throw apiError('validation_error', `This URL cannot receive webhooks: ${check.message}`, { param: 'url' });
+    throw new DomainError('validation_error', `This URL cannot receive webhooks: ${check.message}`, { param: 'url' });
   return check.url.toString();
 }
 
 function checkEvents(events: string[]): string[] {
   const unknown = events.filter((type) => type !== '*' && !isEventType(type));
   if (unknown.length > 0) {
-    throw apiError('validation_error', `Unknown event types: ${unknown.join(', ')}. See GET /v1/webhooks/events.`, {
-      param: 'events',
-    });
+    throw new DomainError(
+      'validation_error',
+      `Unknown event types: ${unknown.join(', ')}. See GET /v1/webhooks/events.`,
+      {
+        param: 'events',
+      },
+    );
   }
   return [...new Set(events)];
 }
@@ -63,9 +67,13 @@ export async function createWebhook(services: Services, caller: Caller, input: C
     const hooks = createWebhookQueries(tx);
     await hooks.lockTenant(tenantOf(caller));
     if ((await hooks.count(tenantOf(caller))) >= MAX_WEBHOOKS) {
-      throw apiError('validation_error', `A workspace may have at most ${MAX_WEBHOOKS} webhooks per environment.`, {
-        param: 'url',
-      });
+      throw new DomainError(
+        'validation_error',
+        `A workspace may have at most ${MAX_WEBHOOKS} webhooks per environment.`,
+        {
+          param: 'url',
+        },
+      );
     }
     return hooks.insert(tenantOf(caller), {
       name: input.name ?? '',

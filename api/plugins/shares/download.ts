@@ -1,9 +1,10 @@
 import Joi from 'joi';
 import { verifyToken } from '../../../lib/crypto/signed-token.ts';
-import { apiError } from '../../../lib/errors.ts';
+import { DomainError } from '../../../lib/errors.ts';
 import type { DownloadRefusal } from '../../../lib/transfers/download-gate.ts';
-import { openDownload } from '../../../lib/transfers/download-links.ts';
+import { type Download, openDownload, resolveDownload } from '../../../lib/transfers/download-links.ts';
 import { clientIp } from '../../client-ip.ts';
+import { parseRangeHeader } from '../../http/ranges.ts';
 import { defineRoute } from '../../route.ts';
 import { type AnyRequest, headerOf } from '../../types.ts';
 
@@ -14,6 +15,16 @@ const REFUSALS: Record<DownloadRefusal, string> = {
   downloads_per_ip: 'Too many downloads from your address at once. Retry when one has finished.',
   downloads_per_transfer: 'Too many downloads of this transfer at once. Retry in a moment.',
   downloads_busy: 'Too many downloads in progress. Retry in a moment.',
+};
+
+/**
+ * Headers of every response of a download link, errors included: the file is
+ * an attachment, never sniffed, and if a browser renders it anyway it runs in
+ * a sandbox with no script, no same-origin access and nothing loaded.
+ */
+export const DOWNLOAD_SAFETY_HEADERS: Readonly<Record<string, string>> = {
+  'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy': "sandbox; default-src 'none'",
 };
 
 /** What to undo once a download's response has ended, however it ended: its slot, its timer. */
@@ -60,25 +71,61 @@ export const downloadRoute = defineRoute({
     if (link.ok) {
       const slot = services.downloads.gate.enter(clientIp(request, services.config), link.data.t ?? '');
       if (!slot.ok) {
-        throw apiError('rate_limited', REFUSALS[slot.reason], {
-          headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+        throw new DomainError('rate_limited', REFUSALS[slot.reason], {
+          retryAfterSeconds: RETRY_AFTER_SECONDS,
           details: { reason: slot.reason },
         });
       }
       endings.set(request, slot.release);
     }
+    const target = await resolveDownload(services, token);
+    const range = parseRangeHeader(headerOf(request, 'range'), target.file.size);
+    if (range === 'unsatisfiable') {
+      throw new DomainError('validation_error', 'The requested range is outside the file.', {
+        param: 'Range',
+        kind: 'range_not_satisfiable',
+        contentSize: target.file.size,
+      });
+    }
     // Read through the downloads' own object-store pool, never the one uploads use.
     const download = await openDownload(
       { ...services, objects: services.downloads.objects },
-      token,
-      headerOf(request, 'range'),
+      target,
+      range ?? undefined,
     );
     limitDuration(request, limits);
-    const response = h.response(download.stream).code(download.status).compressed('identity');
-    for (const [name, value] of Object.entries(download.headers)) response.header(name, value);
+    const response = h
+      .response(download.content)
+      .code(download.range ? 206 : 200)
+      .compressed('identity');
+    for (const [name, value] of Object.entries(headersOf(download))) response.header(name, value);
     return response;
   },
 });
+
+function headersOf(download: Download): Record<string, string> {
+  const { range, size } = download;
+  const headers: Record<string, string> = {
+    'Content-Type': download.mimeType,
+    'Content-Disposition': contentDisposition(download.name),
+    'Accept-Ranges': 'bytes',
+    'Cache-Control': 'private, no-store',
+    ...DOWNLOAD_SAFETY_HEADERS,
+  };
+  if (!range) return { ...headers, 'Content-Length': String(size) };
+  return {
+    ...headers,
+    'Content-Length': String(range.end - range.start + 1),
+    'Content-Range': `bytes ${range.start}-${range.end}/${size}`,
+  };
+}
+
+/** Content-Disposition for any file name: an ASCII fallback plus the exact UTF-8 name (RFC 6266 / 8187). */
+function contentDisposition(name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_') || 'download';
+  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
 
 /**
  * Disconnects a download whose client takes nothing for `idleMs` (Node counts each write the

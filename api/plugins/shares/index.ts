@@ -1,7 +1,6 @@
 import Boom from '@hapi/boom';
 import type { Lifecycle, Plugin, Request, ResponseToolkit } from '@hapi/hapi';
-import { DOWNLOAD_SAFETY_HEADERS } from '../../../lib/transfers/download-links.ts';
-import { downloadRoute } from './download.ts';
+import { DOWNLOAD_SAFETY_HEADERS, downloadRoute } from './download.ts';
 import { linksRoute } from './links.ts';
 import { pageDownloadRoute, pageRoute } from './page.ts';
 import { unlockRoute } from './unlock.ts';

@@ -1,8 +1,7 @@
-import Boom from '@hapi/boom';
 import type { ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 import { DEFAULT_SEGMENT_SIZE, decryptedSize } from '../../../lib/crypto/segmented-aead.ts';
-import { ERROR_STATUS } from '../../../lib/errors.ts';
+import { DomainError } from '../../../lib/errors.ts';
 import { formatBytes } from '../../../lib/format.ts';
 import { type DownloadLinksInput, issueDownloadLinks } from '../../../lib/transfers/download-links.ts';
 import {
@@ -17,6 +16,7 @@ import {
 import { unlockedBy } from '../../../lib/transfers/share-passwords.ts';
 import type { BlockedReason } from '../../../lib/vocabulary.ts';
 import { clientIp } from '../../client-ip.ts';
+import { answerTo } from '../../errors.ts';
 import { defineRoute } from '../../route.ts';
 import { id, text } from '../../schemas.ts';
 import { type AnyRequest, headerOf } from '../../types.ts';
@@ -116,12 +116,11 @@ export const pageDownloadRoute = defineRoute({
   },
 });
 
-/** An error made on purpose for the visitor (apiError, below 500): its message is theirs to read. */
+/** A refusal made on purpose for the visitor (a DomainError, below 500): its message is theirs to read. */
 function publicError(error: unknown): { message: string; status: number; headers: Record<string, string> } | null {
-  if (!Boom.isBoom(error) || error.output.statusCode >= 500) return null;
-  const data = error.data as { code?: unknown; headers?: Record<string, string> } | null;
-  if (typeof data?.code !== 'string' || !Object.hasOwn(ERROR_STATUS, data.code)) return null;
-  return { message: error.message, status: error.output.statusCode, headers: data.headers ?? {} };
+  if (!(error instanceof DomainError)) return null;
+  const { status, headers } = answerTo(error);
+  return status >= 500 ? null : { message: error.message, status, headers };
 }
 
 function wantsJson(request: AnyRequest): boolean {

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import Joi from 'joi';
 import { receiveUpload, resolveUpload } from '../../../lib/transfers/upload.ts';
+import { parseContentRange } from '../../http/ranges.ts';
 import { defineRoute, type NoInput } from '../../route.ts';
 import { headerOf } from '../../types.ts';
 import { uploadToken } from './schemas.ts';
@@ -32,19 +33,21 @@ export const putRoute = defineRoute<{ token: string }, NoInput, Readable>({
     const { services } = request.server.app;
     const target = await resolveUpload(services, request.params.token);
     const socket = request.raw.req.socket;
-    const result = await receiveUpload(
-      services,
-      target,
-      request.payload,
-      { contentRange: headerOf(request, 'content-range'), contentLength: headerOf(request, 'content-length') },
-      request.info.received,
-    ).catch((error: unknown) => {
-      // A body given up before it was all received (a stalled or trickling client) leaves the
-      // connection unusable; hapi takes it for the client's abort, answers nothing and would
-      // keep the connection open.
-      if (request.raw.req.destroyed && !request.raw.req.complete) socket.destroy();
-      throw error;
-    });
+    const contentRange = headerOf(request, 'content-range');
+    const contentLength = headerOf(request, 'content-length');
+    const chunk = {
+      range: contentRange === undefined ? undefined : parseContentRange(contentRange),
+      length: contentLength === undefined ? undefined : Number(contentLength),
+    };
+    const result = await receiveUpload(services, target, request.payload, chunk, request.info.received).catch(
+      (error: unknown) => {
+        // A body given up before it was all received (a stalled or trickling client) leaves the
+        // connection unusable; hapi takes it for the client's abort, answers nothing and would
+        // keep the connection open.
+        if (request.raw.req.destroyed && !request.raw.req.complete) socket.destroy();
+        throw error;
+      },
+    );
     return h.response(result).header('Upload-Offset', String(result.upload_offset));
   },
 });

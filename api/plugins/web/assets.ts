@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
-import { apiError } from '../../../lib/errors.ts';
+import { DomainError } from '../../../lib/errors.ts';
 import { defineRoute } from '../../route.ts';
 import { pagePolicy } from './security.ts';
 
@@ -54,7 +54,7 @@ export const assetsRoute = defineRoute({
     const path = request.params.path;
     const file = assetFile(path);
     const body = file ? await readFile(file).catch(() => null) : null;
-    if (!file || !body) throw apiError('not_found', 'No such asset.');
+    if (!file || !body) throw new DomainError('not_found', 'No such asset.');
     const etag = createHash('sha256').update(body).digest('base64url').slice(0, 22);
     return (
       h

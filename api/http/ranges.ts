@@ -1,5 +1,8 @@
-/** A single byte range (inclusive) resolved against a size. */
-export type ByteRange = { start: number; end: number };
+import type { ByteRange } from '../../lib/transfers/download-links.ts';
+import type { ChunkRange } from '../../lib/transfers/upload.ts';
+
+// The two Range headers the API reads: a download's `Range` (RFC 9110) and an
+// upload's `Content-Range`, which says which bytes of the file a PUT carries.
 
 /**
  * Parses a Range header for one range (`bytes=a-b`, `bytes=a-`, `bytes=-n`).
@@ -24,9 +27,13 @@ export function parseRangeHeader(header: string | undefined, size: number): Byte
   return { start, end };
 }
 
-/** Content-Disposition for any file name: an ASCII fallback plus the exact UTF-8 name (RFC 6266 / 8187). */
-export function contentDisposition(name: string): string {
-  const fallback = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_') || 'download';
-  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+/**
+ * Parses an upload's `Content-Range: bytes a-b/n` into bytes `a` to `b + 1` (exclusive) of `n`;
+ * `unreadable` when it does not read so. Whether those bytes may be sent now is the upload's rule
+ * (lib/transfers/upload.ts).
+ */
+export function parseContentRange(header: string): ChunkRange | 'unreadable' {
+  const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(header.trim());
+  if (!match) return 'unreadable';
+  return { start: Number(match[1]), end: Number(match[2]) + 1, total: Number(match[3]) };
 }
