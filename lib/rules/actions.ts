@@ -162,7 +162,7 @@ const ruleAction = Joi.object<{ action_type: RuleActionType; action_config: Reco
  * Checks with ACTION_CONFIGS a config no route has checked with its action:
  * the default `{}` of a new rule, a PATCH's config merged with the stored
  * rule, a stored config the worker is about to act on. Returns the config
- * normalised, or throws 400 validation_error naming the member at fault
+ * normalised, or throws validation_error naming the member at fault
  * (`action_config.<member>`), as the routes' validation does.
  */
 export function checkActionConfig(
@@ -192,7 +192,7 @@ export function carryOverConfig(
 
 /**
  * The target guard of URL actions (lib/net/ssrf.ts), as for webhooks: returns
- * the config with its URL in normal form, or throws 400 validation_error
+ * the config with its URL in normal form, or throws validation_error
  * naming the member. Other actions' configs are returned as they are.
  */
 export function checkTargets(

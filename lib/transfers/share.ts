@@ -58,7 +58,7 @@ export async function findShared(services: Services, shortCode: string) {
   return { transfer, files: await queries.files(transfer.id) };
 }
 
-/** Why a transfer is over for good (410 and nothing else is shown), or null while it is not. */
+/** Why a transfer is over for good (a `gone` refusal, nothing else shown), or null while it is not. */
 export function endedReason(transfer: TransferRow): BlockedReason | null {
   const reason = blockedReason(transfer);
   return reason && GONE.has(reason) ? reason : null;
@@ -94,7 +94,7 @@ export function presentShared(transfer: TransferRow, files: readonly FileRow[], 
 
 export type SharedView = ReturnType<typeof presentShared>;
 
-/** `GET /v1/shares/{code}`: an ended transfer is 410 with its reason, nothing more. */
+/** `GET /v1/shares/{code}`: an ended transfer is refused as `gone` with its reason, nothing more. */
 export async function viewShared(services: Services, shortCode: string): Promise<SharedView> {
   const { transfer, files } = await findShared(services, shortCode);
   const ended = endedReason(transfer);
