@@ -205,6 +205,23 @@ test('idempotency: the same key with a different body gives 409 idempotency_conf
   t.is(other.body.error.code, 'idempotency_conflict');
 });
 
+test('idempotency: a body nested thousands deep is 400 validation_error, not a stack overflow', async (t) => {
+  const webhook = await api.call('POST', '/v1/webhooks', {
+    key: ws.keys.live,
+    body: { url: 'https://hooks.example.com/deep', events: ['*'] },
+  });
+  t.is(webhook.status, 201, webhook.text);
+  const depth = 5000;
+  const deep = `${'{"a":['.repeat(depth)}1${']}'.repeat(depth)}`;
+  const answer = await api.call('POST', `/v1/webhooks/${webhook.body.id}/test`, {
+    key: ws.keys.live,
+    rawBody: deep,
+    headers: { 'content-type': 'application/json', 'idempotency-key': `deep-${Date.now()}` },
+  });
+  t.is(answer.status, 400, answer.text);
+  t.is(answer.body.error.code, 'validation_error');
+});
+
 test('idempotency: 50 parallel identical requests create exactly one key', async (t) => {
   const own = await api.workspace('Burst');
   const headers = { 'idempotency-key': `burst-${Date.now()}` };

@@ -143,13 +143,22 @@ function fingerprintOf(request: Request, key: Buffer): string {
   ).toString('hex');
 }
 
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+/**
+ * No route's schema nests anywhere near this deep; a body that does is refused
+ * before its fingerprint is computed, rather than overflowing the stack.
+ */
+const MAX_BODY_DEPTH = 64;
+
+function canonicalJson(value: unknown, depth = 0): string {
+  if (depth > MAX_BODY_DEPTH) {
+    throw new DomainError('validation_error', `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`);
+  }
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item, depth + 1)).join(',')}]`;
   if (value && typeof value === 'object' && !(value instanceof Date)) {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v, depth + 1)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
