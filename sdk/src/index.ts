@@ -45,6 +45,17 @@ export class Valise {
 
 export type { RequestOptions, ValiseOptions } from './client.ts';
 export {
+  CONTENT_KEY_BYTES,
+  DEFAULT_INTAKE_KEM,
+  generateIntakeKeyPair,
+  INTAKE_KEMS,
+  type IntakeKem,
+  type IntakeKeyPair,
+  unwrapContentKey,
+  type WrappedContentKey,
+  wrapContentKey,
+} from './crypto/intake-envelope.ts';
+export {
   createDecryptStream,
   createEncryptStream,
   DEFAULT_SEGMENT_SIZE,
