@@ -1,6 +1,3 @@
-import { createHash } from 'node:crypto';
-import { PassThrough, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { Config } from '../lib/config.ts';
@@ -14,8 +11,8 @@ import { transferEventView } from '../lib/events/views.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { approvalDecisionMail, approvalRequestMail, shareLinkMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
+import { ChecksumMismatchError, scanStoredFile } from '../lib/scan/scan-file.ts';
 import type { ObjectStore } from '../lib/storage/object-store.ts';
-import { openContent } from '../lib/transfers/content.ts';
 import { transferPhase } from '../lib/transfers/phase.ts';
 import { scanWarning, shareUrl } from '../lib/transfers/present.ts';
 import type { ScanStatus, TransferStatus } from '../lib/vocabulary.ts';
@@ -133,34 +130,16 @@ export function createTransferActivities(deps: TransferActivityDeps) {
         await transfers.recordFileScan(file.id, { sha256: null, scanStatus: 'not_scanned_e2e', signature: null });
         return 'skipped';
       }
-      const hash = createHash('sha256');
-      let seen = 0;
-      const tap = new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          hash.update(chunk);
-          seen += chunk.length;
-          heartbeat(seen);
-          callback(null, chunk);
-        },
-      });
-      const toScanner = new PassThrough();
-      const content = await openContent(deps, file, 'server');
-      // clamd thinks for a while after the last byte (20 s for 1 GiB): keep beating meanwhile.
-      const beating = setInterval(() => heartbeat(seen), 5_000);
-      const [result] = await Promise.all([deps.scanner.scan(toScanner), pipeline(content, tap, toScanner)]).finally(
-        () => clearInterval(beating),
-      );
-      const sha256 = hash.digest('hex');
-      if (seen !== file.size) throw new Error(`decrypted ${seen} bytes of ${file.size} for file ${file.id}`);
-      if (file.sha256 && file.sha256 !== sha256) {
-        throw ApplicationFailure.nonRetryable(`file ${file.id} does not match its upload checksum`, 'ChecksumMismatch');
+      try {
+        const scan = await scanStoredFile(deps, file, heartbeat);
+        await transfers.recordFileScan(file.id, scan);
+        return scan.scanStatus === 'not_scanned_too_large' ? 'too_large' : scan.scanStatus;
+      } catch (error) {
+        if (error instanceof ChecksumMismatchError) {
+          throw ApplicationFailure.nonRetryable(error.message, 'ChecksumMismatch');
+        }
+        throw error;
       }
-      if (result.status === 'error') throw new Error(`clamd: ${result.message}`);
-      const signature = result.status === 'infected' ? result.signature : null;
-      // Past clamd's limits nothing is known of the content: say it was not scanned, never that it is clean.
-      const scanStatus = result.status === 'too_large' ? 'not_scanned_too_large' : result.status;
-      await transfers.recordFileScan(file.id, { sha256, scanStatus, signature });
-      return result.status;
     },
 
     /** Decides the transfer from its files' scans: infected content is destroyed, anything else activates. */

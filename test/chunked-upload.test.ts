@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import test from 'ava';
-import { PART_PLAINTEXT } from '../lib/transfers/parts.ts';
+import { PART_PLAINTEXT } from '../lib/uploads/parts.ts';
 import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { content, createTransfer, fetchBytes, links, put, waitForTransfer } from './helpers/transfers.ts';
 

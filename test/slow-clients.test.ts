@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import test, { type ExecutionContext } from 'ava';
-import { PART_PLAINTEXT } from '../lib/transfers/parts.ts';
+import { PART_PLAINTEXT } from '../lib/uploads/parts.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { content, createTransfer, links, put, waitForTransfer } from './helpers/transfers.ts';
 

@@ -1,5 +1,5 @@
 import type { ByteRange } from '../../lib/transfers/download-links.ts';
-import type { ChunkRange } from '../../lib/transfers/upload.ts';
+import type { ChunkRange } from '../../lib/uploads/receive.ts';
 
 // The two Range headers the API reads: a download's `Range` (RFC 9110) and an
 // upload's `Content-Range`, which says which bytes of the file a PUT carries.
@@ -30,7 +30,7 @@ export function parseRangeHeader(header: string | undefined, size: number): Byte
 /**
  * Parses an upload's `Content-Range: bytes a-b/n` into bytes `a` to `b + 1` (exclusive) of `n`;
  * `unreadable` when it does not read so. Whether those bytes may be sent now is the upload's rule
- * (lib/transfers/upload.ts).
+ * (lib/uploads/receive.ts).
  */
 export function parseContentRange(header: string): ChunkRange | 'unreadable' {
   const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(header.trim());

@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Caller } from '../api-keys/present.ts';
 import { hashPassword } from '../crypto/password.ts';
 import { randomBase62 } from '../crypto/secrets.ts';
-import { signToken } from '../crypto/signed-token.ts';
 import type { Tenant } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
 import { DomainError } from '../errors.ts';
 import { transferCreatedView } from '../events/views.ts';
 import type { Services } from '../services.ts';
+import { PART_PLAINTEXT, storedSize } from '../uploads/parts.ts';
+import { signUploadToken } from '../uploads/tokens.ts';
 import type { EncryptionMode } from '../vocabulary.ts';
 import { limitsFor, type TransferLimits } from './limits.ts';
-import { PART_PLAINTEXT, storedSize } from './parts.ts';
 import { presentTransfer, shareUrl } from './present.ts';
 
 export type CreateTransferInput = {
@@ -70,7 +70,7 @@ export async function createTransfer(services: Services, caller: Caller, input: 
             size: file.size,
             mimeType: file.mime_type ?? 'application/octet-stream',
             objectKey: `${transfer.environment}/${transfer.workspace_id}/${transfer.id}/${id}`,
-            // Key material is made when the upload starts (lib/transfers/upload.ts), fresh for every restart.
+            // Key material is made when the upload starts (lib/uploads/receive.ts), fresh for every restart.
             dataKeyWrapped: null,
             noncePrefix: null,
             encryptedSize: storedSize(file.size, mode),
@@ -111,7 +111,11 @@ async function checkDailyQuota(transfers: ReturnType<typeof createTransferQuerie
 
 /** One upload_urls entry: a signed, single-file URL that needs no API key (docs/transfers.md). */
 export function uploadUrlFor(services: Services, transfer: TransferRow, file: FileRow) {
-  const token = signToken(services.keys.links, 'upload', { f: file.id, t: transfer.id }, transfer.upload_deadline);
+  const token = signUploadToken(
+    services.keys.links,
+    { kind: 'transfer', owner: transfer.id, file: file.id },
+    transfer.upload_deadline,
+  );
   return {
     file_id: file.id,
     name: file.name,

@@ -7,7 +7,7 @@ import { createTransferQueries, type FileRow, type TransferRow } from '../db/que
 import { DomainError } from '../errors.ts';
 import { transferEventView } from '../events/views.ts';
 import type { Services } from '../services.ts';
-import { ContentDestroyedError, openContent } from './content.ts';
+import { ContentDestroyedError, openContent } from '../uploads/content.ts';
 import { blockedError, blockedReason, findShared } from './share.ts';
 import { checkPassword, type Requester, unlockedBy } from './share-passwords.ts';
 

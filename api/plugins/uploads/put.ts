@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import Joi from 'joi';
-import { receiveUpload, resolveUpload } from '../../../lib/transfers/upload.ts';
+import { receiveUpload } from '../../../lib/uploads/receive.ts';
+import { resolveUpload } from '../../../lib/uploads/resolve.ts';
 import { parseContentRange } from '../../http/ranges.ts';
 import { defineRoute, type NoInput } from '../../route.ts';
 import { headerOf } from '../../types.ts';

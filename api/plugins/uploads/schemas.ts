@@ -1,10 +1,17 @@
 import Joi from 'joi';
+import { UPLOADED_FILE_OBJECTS } from '../../../lib/uploads/receive.ts';
 import { transferFile } from '../transfers/schemas.ts';
 
 export const uploadToken = Joi.string()
   .max(1024)
   .pattern(/^[\w-]+\.[\w-]+$/, 'token');
 
+/** Whoever owns the file (a transfer, an intake document, a vault), the upload routes answer this. */
 export const uploadStatus = transferFile
-  .keys({ upload_offset: Joi.number().integer().min(0).required() })
+  .keys({
+    object: Joi.string()
+      .valid(...UPLOADED_FILE_OBJECTS)
+      .required(),
+    upload_offset: Joi.number().integer().min(0).required(),
+  })
   .label('UploadStatus');

@@ -1,6 +1,6 @@
 import Joi from 'joi';
-import { presentFile } from '../../../lib/transfers/present.ts';
-import { resolveUpload, uploadOffset } from '../../../lib/transfers/upload.ts';
+import { uploadOffset } from '../../../lib/uploads/receive.ts';
+import { resolveUpload } from '../../../lib/uploads/resolve.ts';
 import { defineRoute } from '../../route.ts';
 import { uploadStatus, uploadToken } from './schemas.ts';
 
@@ -18,10 +18,10 @@ export const statusRoute = defineRoute({
     validate: { params: Joi.object<{ token: string }>({ token: uploadToken.required() }) },
   },
   handler: async (request, h) => {
-    const { file } = await resolveUpload(request.server.app.services, request.params.token);
+    const { file, present } = await resolveUpload(request.server.app.services, request.params.token);
     const offset = uploadOffset(file);
     return h
-      .response({ ...presentFile(file), upload_offset: offset })
+      .response({ ...present(file), upload_offset: offset })
       .header('Upload-Offset', String(offset))
       .header('Upload-Length', String(file.size))
       .header('Cache-Control', 'no-store');

@@ -11,11 +11,11 @@ import {
   type ScanStatus,
   TRANSFER_STATUSES,
   type TransferStatus,
-  UPLOAD_STATES,
 } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
+import { storedFileRow } from './stored-files.ts';
 
 const scanStatus = z.enum(SCAN_STATUSES).nullable();
 
@@ -50,29 +50,7 @@ export const transferRow = z.object({
 });
 export type TransferRow = z.infer<typeof transferRow>;
 
-export const partSchema = z.object({ partNumber: z.number().int(), etag: z.string() });
-
-export const fileRow = z.object({
-  id: z.uuid(),
-  transfer_id: z.uuid(),
-  position: z.number().int(),
-  name: z.string(),
-  size: z.coerce.number().int(),
-  mime_type: z.string(),
-  object_key: z.string(),
-  upload_state: z.enum(UPLOAD_STATES),
-  multipart_upload_id: z.string().nullable(),
-  parts: z.array(partSchema),
-  bytes_received: z.coerce.number().int(),
-  data_key_wrapped: z.string().nullable(),
-  nonce_prefix: z.instanceof(Buffer).nullable(),
-  encrypted_size: z.coerce.number().int().nullable(),
-  sha256: z.string().nullable(),
-  scan_status: scanStatus,
-  scan_signature: z.string().nullable(),
-  uploaded_at: z.date().nullable(),
-  created_at: z.date(),
-});
+export const fileRow = storedFileRow.extend({ transfer_id: z.uuid(), position: z.number().int() });
 export type FileRow = z.infer<typeof fileRow>;
 
 const transferColumns = sql.fragment`

@@ -1,40 +1,43 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { sql } from '../sql.ts';
-import { type FileRow, fileRow, type partSchema } from './transfers.ts';
+import { type FileTable, type Part, type StoredFile, storedFileColumns, storedFileRow } from './stored-files.ts';
 
-type Part = z.infer<typeof partSchema>;
-
-// The resumable-upload state of one file. One request at a time may write a
-// file: it holds a lease, named by the request's lease id and renewed while it
-// sends, that a crashed request's successor can take over once it lapses.
-// Writes and the release check the lease id, so a request that lost its lease
-// can neither write beside its successor nor free the successor's lease.
-export function createUploadQueries(db: CommonQueryMethods, leaseMs = 120_000) {
+// The resumable-upload state of one stored file, in whichever table holds it.
+// One request at a time may write a file: it holds a lease, named by the
+// request's lease id and renewed while it sends, that a crashed request's
+// successor can take over once it lapses. Writes and the release check the
+// lease id, so a request that lost its lease can neither write beside its
+// successor nor free the successor's lease.
+export function createUploadQueries(db: CommonQueryMethods, table: FileTable, leaseMs = 120_000) {
   const leaseSeconds = leaseMs / 1000;
+  const files = sql.identifier([table]);
+  const id = z.object({ id: z.string() });
   return {
+    async file(fileId: string): Promise<StoredFile | null> {
+      return db.maybeOne(sql.type(storedFileRow)`SELECT ${storedFileColumns} FROM ${files} WHERE id = ${fileId}`);
+    },
+
     /** Takes the file's upload lease for `leaseId`; null when another live request holds it. */
-    async acquireLease(fileId: string, leaseId: string): Promise<FileRow | null> {
-      return db.maybeOne(sql.type(fileRow)`
-        UPDATE transfer_files f
+    async acquireLease(fileId: string, leaseId: string): Promise<StoredFile | null> {
+      return db.maybeOne(sql.type(storedFileRow)`
+        UPDATE ${files}
         SET upload_lease_until = ms_now() + make_interval(secs => ${leaseSeconds}), upload_lease_id = ${leaseId}
-        WHERE f.id = ${fileId} AND (f.upload_lease_until IS NULL OR f.upload_lease_until < ms_now())
-        RETURNING f.id, f.transfer_id, f.position, f.name, f.size, f.mime_type, f.object_key, f.upload_state,
-          f.multipart_upload_id, f.parts, f.bytes_received, f.data_key_wrapped, f.nonce_prefix, f.encrypted_size,
-          f.sha256, f.scan_status, f.scan_signature, f.uploaded_at, f.created_at`);
+        WHERE id = ${fileId} AND (upload_lease_until IS NULL OR upload_lease_until < ms_now())
+        RETURNING ${storedFileColumns}`);
     },
 
     /** Extends the lease while its request still holds it; false once it was lost. */
     async renewLease(fileId: string, leaseId: string): Promise<boolean> {
-      const renewed = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-        UPDATE transfer_files SET upload_lease_until = ms_now() + make_interval(secs => ${leaseSeconds})
+      const renewed = await db.maybeOneFirst(sql.type(id)`
+        UPDATE ${files} SET upload_lease_until = ms_now() + make_interval(secs => ${leaseSeconds})
         WHERE id = ${fileId} AND upload_lease_id = ${leaseId} RETURNING id`);
       return renewed !== null;
     },
 
     async releaseLease(fileId: string, leaseId: string): Promise<void> {
       await db.query(sql.typeAlias('void')`
-        UPDATE transfer_files SET upload_lease_until = NULL, upload_lease_id = NULL
+        UPDATE ${files} SET upload_lease_until = NULL, upload_lease_id = NULL
         WHERE id = ${fileId} AND upload_lease_id = ${leaseId}`);
     },
 
@@ -49,8 +52,8 @@ export function createUploadQueries(db: CommonQueryMethods, leaseMs = 120_000) {
       uploadId: string,
       keys: { dataKeyWrapped: string; noncePrefix: Buffer } | null,
     ): Promise<boolean> {
-      const begun = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-        UPDATE transfer_files
+      const begun = await db.maybeOneFirst(sql.type(id)`
+        UPDATE ${files}
         SET multipart_upload_id = ${uploadId}, parts = '[]', bytes_received = 0, upload_state = 'uploading',
             sha256 = NULL,
             data_key_wrapped = COALESCE(${keys?.dataKeyWrapped ?? null}, data_key_wrapped),
@@ -61,8 +64,8 @@ export function createUploadQueries(db: CommonQueryMethods, leaseMs = 120_000) {
 
     /** Records a stored part and the bytes it covers, and renews the lease; false once the lease was lost. */
     async commitPart(fileId: string, leaseId: string, part: Part, bytesReceived: number): Promise<boolean> {
-      const committed = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-        UPDATE transfer_files
+      const committed = await db.maybeOneFirst(sql.type(id)`
+        UPDATE ${files}
         SET parts = parts || ${sql.jsonb([part])}, bytes_received = ${bytesReceived},
             upload_lease_until = ms_now() + make_interval(secs => ${leaseSeconds})
         WHERE id = ${fileId} AND upload_lease_id = ${leaseId} RETURNING id`);
@@ -71,17 +74,12 @@ export function createUploadQueries(db: CommonQueryMethods, leaseMs = 120_000) {
 
     /** Marks the file uploaded and frees its lease; false once the lease was lost. */
     async complete(fileId: string, leaseId: string, sha256: string | null): Promise<boolean> {
-      const completed = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-        UPDATE transfer_files
+      const completed = await db.maybeOneFirst(sql.type(id)`
+        UPDATE ${files}
         SET upload_state = 'uploaded', uploaded_at = ms_now(), sha256 = ${sha256}, multipart_upload_id = NULL,
             upload_lease_until = NULL, upload_lease_id = NULL
         WHERE id = ${fileId} AND upload_lease_id = ${leaseId} RETURNING id`);
       return completed !== null;
-    },
-
-    async pendingFiles(transferId: string): Promise<number> {
-      return db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`
-        SELECT count(*) AS count FROM transfer_files WHERE transfer_id = ${transferId} AND upload_state <> 'uploaded'`);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { pipeline, type Readable } from 'node:stream';
 import { type Keyring, unwrapDataKey } from '../crypto/key-wrap.ts';
 import { createDecryptStream, createHeader, plaintextRangeToBlobRange } from '../crypto/segmented-aead.ts';
-import type { FileRow } from '../db/queries/transfers.ts';
+import type { StoredFile } from '../db/queries/stored-files.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { EncryptionMode } from '../vocabulary.ts';
 import { SEGMENT_SIZE } from './parts.ts';
@@ -18,7 +18,7 @@ export class ContentDestroyedError extends Error {}
  */
 export async function openContent(
   deps: ContentDeps,
-  file: FileRow,
+  file: StoredFile,
   mode: EncryptionMode,
   range?: { start: number; end: number },
 ): Promise<Readable> {

@@ -3,49 +3,58 @@ import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { generateDataKey, unwrapDataKey, wrapDataKey } from '../crypto/key-wrap.ts';
 import { createEncryptStream, NONCE_PREFIX_SIZE, SizeMismatchError } from '../crypto/segmented-aead.ts';
-import { verifyToken } from '../crypto/signed-token.ts';
-import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
+import type { FileTable, StoredFile } from '../db/queries/stored-files.ts';
 import { createUploadQueries } from '../db/queries/uploads.ts';
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
+import type { EncryptionMode } from '../vocabulary.ts';
 import { PartWriter, UploadSizeError } from './part-writer.ts';
 import { PART_PLAINTEXT, partPlan, SEGMENT_SIZE } from './parts.ts';
-import { transferPhase } from './phase.ts';
-import { presentFile } from './present.ts';
 import { StallGuard, UploadTimeoutError } from './stall-guard.ts';
 
 // PUT /v1/uploads/{token}: one file, streamed straight through encryption
-// into S3 multipart parts. Resumable: committed parts survive an interrupted
-// request, HEAD reports how far the file got, and a request that carries the
-// rest (api/plugins/uploads/put.ts reads its Content-Range) continues from there. A client that falls silent (UPLOAD_IDLE_TIMEOUT) or
+// into S3 multipart parts, for any owner of stored files (a transfer, an
+// intake document, a vault). Resumable: committed parts survive an
+// interrupted request, HEAD reports how far the file got, and a request that
+// carries the rest (api/plugins/uploads/put.ts reads its Content-Range)
+// continues from there. A client that falls silent (UPLOAD_IDLE_TIMEOUT) or
 // trickles past UPLOAD_REQUEST_TIMEOUT is disconnected: its part buffer goes,
 // its committed parts stay, and it resumes like any interrupted upload.
 
-export type UploadTarget = { transfer: TransferRow; file: FileRow };
+/** The `object` of a file as the upload routes answer it, by its owner. */
+export const UPLOADED_FILE_OBJECTS = ['transfer_file', 'intake_file', 'coffre_item'] as const;
 
-export async function resolveUpload(services: Services, token: string): Promise<UploadTarget> {
-  const check = verifyToken(services.keys.links, 'upload', token);
-  if (!check.ok) {
-    throw check.reason === 'expired'
-      ? new DomainError('not_found', 'This upload URL has expired.', { kind: 'gone' })
-      : new DomainError('not_found', 'No such upload URL.');
-  }
-  const queries = createTransferQueries(services.db);
-  const [transfer, file] = await Promise.all([queries.findById(check.data.t ?? ''), queries.file(check.data.f ?? '')]);
-  if (!transfer || !file || file.transfer_id !== transfer.id) throw new DomainError('not_found', 'No such upload URL.');
-  // An ended transfer's URLs are dead, whatever their files' state: gone is final for clients
-  // (a conflict would have them wait and retry), and nothing is stored or signalled.
-  if (transfer.status === 'expired' || transfer.status === 'deleted') {
-    const reason = transfer.status === 'expired' ? 'expired' : (transfer.status_reason ?? 'revoked');
-    throw new DomainError('not_found', `This transfer has ended (${reason}) and accepts no uploads.`, {
-      kind: 'gone',
-      details: { reason },
-    });
-  }
-  return { transfer, file };
-}
+/**
+ * A file as the upload routes answer it: the same members whoever owns it (`TransferFile` in the
+ * OpenAPI document), `object` naming the owner's kind of file.
+ */
+export type UploadedFileView = {
+  id: string;
+  object: (typeof UPLOADED_FILE_OBJECTS)[number];
+  name: string;
+  size: number;
+  mime_type: string;
+  upload_state: StoredFile['upload_state'];
+  bytes_received: number;
+  sha256: string | null;
+  scan_status: StoredFile['scan_status'];
+};
 
-export function uploadOffset(file: FileRow): number {
+/** One file to receive, and what its owner says about it. */
+export type UploadTarget = {
+  table: FileTable;
+  file: StoredFile;
+  /** `server`: we seal the bytes as they come; `e2e`: they arrive sealed by the client. */
+  mode: EncryptionMode;
+  /** Why the owner takes no more bytes now (ended, past its deadline…), or null while it does. */
+  refusal: DomainError | null;
+  /** Told when the file's last byte is stored, and again when a finished upload is repeated. */
+  uploaded(fileId: string): Promise<void>;
+  /** The file as the upload routes answer it. */
+  present(file: StoredFile): UploadedFileView;
+};
+
+export function uploadOffset(file: StoredFile): number {
   return file.upload_state === 'uploaded' ? file.size : file.bytes_received;
 }
 
@@ -65,23 +74,14 @@ export async function receiveUpload(
   /** When the request arrived (epoch ms): UPLOAD_REQUEST_TIMEOUT counts from there. */
   receivedAt = Date.now(),
 ) {
-  const { transfer } = target;
   let { file } = target;
   if (file.upload_state === 'uploaded') {
     body.resume();
-    // Repeating a finished upload is harmless and re-tells the workflow, in case that failed the first time.
-    await services.transferWorkflows.fileUploaded(transfer.id, file.id);
-    return { ...presentFile(file), upload_offset: file.size };
+    // Repeating a finished upload is harmless and re-tells the owner, in case that failed the first time.
+    await target.uploaded(file.id);
+    return { ...target.present(file), upload_offset: file.size };
   }
-  if (transferPhase(transfer) !== 'uploading') {
-    throw new DomainError(
-      'validation_error',
-      `This transfer no longer accepts uploads (${transfer.status_reason ?? transfer.status}).`,
-      {
-        kind: 'conflict',
-      },
-    );
-  }
+  if (target.refusal) throw target.refusal;
   const range = acceptedRange(chunk.range, file);
   if (chunk.length !== undefined && chunk.length !== range.end - range.start) {
     throw new DomainError('validation_error', `Content-Length must be ${range.end - range.start} for this request.`, {
@@ -90,7 +90,7 @@ export async function receiveUpload(
   }
 
   const { leaseMs } = services.config.transfers.uploads;
-  const uploads = createUploadQueries(services.db, leaseMs);
+  const uploads = createUploadQueries(services.db, target.table, leaseMs);
   const leaseId = randomUUID();
   const leased = await uploads.acquireLease(file.id, leaseId);
   if (!leased) throw uploadInProgress();
@@ -106,7 +106,7 @@ export async function receiveUpload(
     );
   }, leaseMs / 3);
   try {
-    return await streamParts(services, transfer, file, range, body, receivedAt, leaseId);
+    return await streamParts(services, target, file, range, body, receivedAt, leaseId);
   } catch (error) {
     if (error instanceof UploadSizeError || error instanceof SizeMismatchError) {
       throw new DomainError('validation_error', error.message, { param: 'body' });
@@ -136,20 +136,20 @@ function uploadInProgress() {
 
 async function streamParts(
   services: Services,
-  transfer: TransferRow,
-  file: FileRow,
+  target: UploadTarget,
+  file: StoredFile,
   range: Span,
   body: Readable,
   receivedAt: number,
   leaseId: string,
 ) {
   const { start, end } = range;
-  const uploads = createUploadQueries(services.db, services.config.transfers.uploads.leaseMs);
+  const uploads = createUploadQueries(services.db, target.table, services.config.transfers.uploads.leaseMs);
   const holding = (held: boolean) => {
     if (!held) throw new UploadLeaseLostError();
   };
   const objects = services.objects;
-  const mode = transfer.encryption_mode;
+  const { mode } = target;
   const plan = partPlan(file.size, mode);
   const firstPart = plan.findIndex((p) => p.plainStart === start);
   const lastPart = plan.findIndex((p) => p.plainEnd === end);
@@ -212,11 +212,11 @@ async function streamParts(
   if (end === file.size) {
     await objects.completeMultipart(file.object_key, multipartId, parts);
     holding(await uploads.complete(file.id, leaseId, hash ? hash.digest('hex') : null));
-    await services.transferWorkflows.fileUploaded(transfer.id, file.id);
+    await target.uploaded(file.id);
   }
-  const stored = await createTransferQueries(services.db).file(file.id);
+  const stored = await uploads.file(file.id);
   if (!stored) throw new Error(`file ${file.id} vanished`);
-  return { ...presentFile(stored), upload_offset: end };
+  return { ...target.present(stored), upload_offset: end };
 }
 
 function hashing(hash: ReturnType<typeof createHash>): Transform {
@@ -236,7 +236,7 @@ type Span = { start: number; end: number };
  * (or 0, to start again) and ends at the file's end or at a part boundary: a client that cannot
  * stream a request body sends the file in chunks of `part_size`, each one committed.
  */
-function acceptedRange(range: Chunk['range'], file: FileRow): Span {
+function acceptedRange(range: Chunk['range'], file: StoredFile): Span {
   if (range === undefined) return { start: 0, end: file.size };
   const offset = uploadOffset(file);
   const { start, end, total }: Partial<ChunkRange> = range === 'unreadable' ? {} : range;

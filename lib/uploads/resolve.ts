@@ -1,0 +1,18 @@
+import { DomainError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { transferUploadTarget } from '../transfers/upload-target.ts';
+import type { UploadTarget } from './receive.ts';
+import { readUploadToken } from './tokens.ts';
+
+/** The file an upload URL names, from its owner's module: 404 for a bad token, 410 once expired. */
+export async function resolveUpload(services: Services, token: string): Promise<UploadTarget> {
+  const address = readUploadToken(services.keys.links, token);
+  switch (address.kind) {
+    case 'transfer':
+      return transferUploadTarget(services, address);
+    case 'intake':
+    case 'coffre':
+      // Intake and vault uploads land with their families (issue #14).
+      throw new DomainError('not_found', 'No such upload URL.');
+  }
+}
