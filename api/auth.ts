@@ -1,6 +1,7 @@
-import type { Server } from '@hapi/hapi';
+import type { Request, Server } from '@hapi/hapi';
 import { authenticate } from '../lib/api-keys/authenticate.ts';
 import { DomainError, type ErrorCode } from '../lib/errors.ts';
+import { authenticateSubmitter } from '../lib/intakes/publishable-keys.ts';
 import { addressBucket } from '../lib/net/address-bucket.ts';
 import { clientIp } from './client-ip.ts';
 import { headerOf } from './types.ts';
@@ -15,39 +16,67 @@ const AUTH_FAILURES = new Set<ErrorCode>([
 ]);
 
 /**
- * The `api-key` scheme: Bearer keys, resolved by lib/api-keys/authenticate.ts.
- * Failed authentications are counted per client address (RATE_LIMIT_AUTH_FAILURES
- * a minute); past the budget the address gets 429 before its key is even looked
- * up, so a flood of guesses costs no database work.
+ * Runs `resolve` under the address's budget of failed authentications (RATE_LIMIT_AUTH_FAILURES a
+ * minute): past the budget the address gets 429 before its key is even looked up, so a flood of
+ * guesses costs no database work.
  */
+async function withinFailureBudget<T>(request: Request, resolve: (ip: string) => Promise<T>): Promise<T> {
+  const { services, rateLimiter } = request.server.app;
+  const ip = clientIp(request, services.config);
+  const bucket = `auth-failures:${addressBucket(ip)}`;
+  const budget = services.config.rateLimits.authFailures;
+  const standing = await rateLimiter.peek(bucket, budget);
+  if (!standing.allowed) {
+    throw new DomainError(
+      'rate_limited',
+      `Too many failed authentications from this address (${budget} a minute). Retry after ${standing.retryAfterSeconds} seconds.`,
+      { retryAfterSeconds: standing.retryAfterSeconds },
+    );
+  }
+  try {
+    return await resolve(ip);
+  } catch (error) {
+    if (error instanceof DomainError && AUTH_FAILURES.has(error.code)) await rateLimiter.take(bucket, budget);
+    throw error;
+  }
+}
+
+/** The `api-key` scheme, the default: Bearer keys, resolved by lib/api-keys/authenticate.ts. */
 export function registerApiKeyAuth(server: Server) {
   server.auth.scheme('api-key', () => ({
     authenticate: async (request, h) => {
-      const { services, rateLimiter } = request.server.app;
-      const ip = clientIp(request, services.config);
-      const bucket = `auth-failures:${addressBucket(ip)}`;
-      const budget = services.config.rateLimits.authFailures;
-      const standing = await rateLimiter.peek(bucket, budget);
-      if (!standing.allowed) {
-        throw new DomainError(
-          'rate_limited',
-          `Too many failed authentications from this address (${budget} a minute). Retry after ${standing.retryAfterSeconds} seconds.`,
-          { retryAfterSeconds: standing.retryAfterSeconds },
-        );
-      }
-      try {
-        const caller = await authenticate(services, headerOf(request, 'authorization'), {
+      const caller = await withinFailureBudget(request, (ip) =>
+        authenticate(request.server.app.services, headerOf(request, 'authorization'), {
           ip,
           userAgent: headerOf(request, 'user-agent') ?? null,
           requestId: request.app.requestId,
-        });
-        return h.authenticated({ credentials: { app: { caller } } });
-      } catch (error) {
-        if (error instanceof DomainError && AUTH_FAILURES.has(error.code)) await rateLimiter.take(bucket, budget);
-        throw error;
-      }
+        }),
+      );
+      return h.authenticated({ credentials: { app: { caller } } });
     },
   }));
   server.auth.strategy('api-key', 'api-key');
   server.auth.default('api-key');
+
+  // Publishable keys (`cip_…`) authenticate the submitter routes of their own intake only
+  // (docs/intakes.md); every other route refuses them as it refuses any unknown key.
+  server.auth.scheme('publishable-key', () => ({
+    authenticate: async (request, h) => {
+      const submitter = await withinFailureBudget(request, async () => {
+        const header = headerOf(request, 'authorization');
+        if (header === undefined || header.trim() === '') {
+          throw new DomainError(
+            'missing_api_key',
+            'No publishable key provided. Send it as `Authorization: Bearer cip_…`.',
+          );
+        }
+        const value = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+        if (!value) throw new DomainError('invalid_api_key', 'The publishable key is malformed.');
+        const intakeId = (request.params as { id?: unknown }).id;
+        return authenticateSubmitter(request.server.app.services, value, typeof intakeId === 'string' ? intakeId : '');
+      });
+      return h.authenticated({ credentials: { app: { submitter } } });
+    },
+  }));
+  server.auth.strategy('publishable-key', 'publishable-key');
 }

@@ -9,6 +9,7 @@ import { onPreResponse } from './extensions/respond.ts';
 import { apiKeysPlugin } from './plugins/api-keys/index.ts';
 import { auditPlugin } from './plugins/audit/index.ts';
 import { foldersPlugin } from './plugins/folders/index.ts';
+import { intakesPlugin } from './plugins/intakes/index.ts';
 import { metaPlugin } from './plugins/meta/index.ts';
 import { rulesPlugin } from './plugins/rules/index.ts';
 import { sharesPlugin } from './plugins/shares/index.ts';
@@ -65,6 +66,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     sharesPlugin,
     webhooksPlugin,
     rulesPlugin,
+    intakesPlugin,
     webPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their

@@ -1,5 +1,6 @@
 import type { Request } from '@hapi/hapi';
 import type { Caller } from '../lib/api-keys/present.ts';
+import type { Submitter } from '../lib/intakes/publishable-keys.ts';
 import type { Services } from '../lib/services.ts';
 import type { HealthProbe } from './health.ts';
 import type { RateLimiter, RateState } from './rate-limiter.ts';
@@ -45,7 +46,10 @@ declare module '@hapi/hapi' {
     valise?: RouteSettings;
   }
   interface AppCredentials {
-    caller: Caller;
+    /** An API key's caller (the `api-key` strategy). */
+    caller?: Caller;
+    /** A publishable key's submitter (the `publishable-key` strategy, intake submitter routes). */
+    submitter?: Submitter;
   }
   interface RequestApplicationState {
     requestId: string;
@@ -75,4 +79,11 @@ export function headerOf(request: AnyRequest, name: string): string | undefined 
   const value: unknown = request.headers[name.toLowerCase()];
   if (Array.isArray(value)) return typeof value[0] === 'string' ? value[0] : undefined;
   return typeof value === 'string' ? value : undefined;
+}
+
+export function submitterOf(request: AnyRequest): Submitter {
+  const submitter = request.auth.credentials?.app?.submitter;
+  if (!submitter)
+    throw new Error(`Route ${request.route.path} reads a submitter but has no publishable-key authentication`);
+  return submitter;
 }

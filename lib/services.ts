@@ -4,6 +4,7 @@ import { UsageRecorder } from './api-keys/usage.ts';
 import type { Config } from './config.ts';
 import { type Keyring, parseKeyring } from './crypto/key-wrap.ts';
 import { deriveKey } from './crypto/secrets.ts';
+import type { IntakeLifecycle } from './intakes/lifecycle.ts';
 import { Paginator } from './pagination.ts';
 import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
 import { createPublicDownloads, type PublicDownloads } from './transfers/download-gate.ts';
@@ -21,6 +22,8 @@ export type Services = {
   keyTimers: KeyLifecycle;
   /** Starts and signals each transfer's workflow (lib/temporal.ts). */
   transferWorkflows: TransferLifecycle;
+  /** Starts and signals the intake and intake-document workflows (lib/temporal.ts). */
+  intakeWorkflows: IntakeLifecycle;
   /** Runs one webhook delivery attempt now, on the workers. */
   webhooks: WebhookDeliverer;
   objects: ObjectStore;
@@ -29,7 +32,12 @@ export type Services = {
   usage: UsageRecorder;
 };
 
-export type Lifecycles = { keys: KeyLifecycle; transfers: TransferLifecycle; webhooks: WebhookDeliverer };
+export type Lifecycles = {
+  keys: KeyLifecycle;
+  transfers: TransferLifecycle;
+  intakes: IntakeLifecycle;
+  webhooks: WebhookDeliverer;
+};
 
 export function buildServices(config: Config, db: DatabasePool, lifecycles: Lifecycles): Services {
   return {
@@ -44,6 +52,7 @@ export function buildServices(config: Config, db: DatabasePool, lifecycles: Life
     paginator: new Paginator(deriveKey(config.secret, 'cursor')),
     keyTimers: lifecycles.keys,
     transferWorkflows: lifecycles.transfers,
+    intakeWorkflows: lifecycles.intakes,
     webhooks: lifecycles.webhooks,
     objects: createObjectStore(config.s3),
     downloads: createPublicDownloads(config),

@@ -9,10 +9,18 @@ import { endKeyRotationGrace } from '../workflows/endKeyRotationGrace.ts';
 import { expireApiKey } from '../workflows/expireApiKey.ts';
 import {
   apiKeyExpiryWorkflowId,
+  intakeDocumentWorkflowId,
+  intakeWorkflowId,
   oneAttemptDeliveryWorkflowId,
   rotationGraceWorkflowId,
   transferWorkflowId,
 } from '../workflows/ids.ts';
+import {
+  documentDeletedSignal,
+  documentFileUploadedSignal,
+  intakeDocumentLifecycle,
+} from '../workflows/intakeDocumentLifecycle.ts';
+import { intakeDeletedSignal, intakeExpiryChangedSignal, intakeLifecycle } from '../workflows/intakeLifecycle.ts';
 import {
   approvalDecidedSignal,
   expiryExtendedSignal,
@@ -22,6 +30,7 @@ import {
 } from '../workflows/transferLifecycle.ts';
 import type { KeyLifecycle } from './api-keys/lifecycle.ts';
 import type { Config } from './config.ts';
+import type { IntakeLifecycle } from './intakes/lifecycle.ts';
 import type { TransferLifecycle } from './transfers/lifecycle.ts';
 import type { WebhookDeliverer } from './webhooks/attempts.ts';
 
@@ -98,10 +107,43 @@ export function temporalWebhookDeliverer(client: Client, taskQueue: string): Web
   };
 }
 
+/** An intake's expiry workflow and one workflow per document (docs/intakes.md). */
+export function temporalIntakeLifecycle(client: Client, taskQueue: string): IntakeLifecycle {
+  const intake = (intakeId: string) => client.workflow.getHandle(intakeWorkflowId(intakeId));
+  const document = (documentId: string) => client.workflow.getHandle(intakeDocumentWorkflowId(documentId));
+  return {
+    watchExpiry: async (intakeId) => {
+      await client.workflow.signalWithStart(intakeLifecycle, {
+        taskQueue,
+        workflowId: intakeWorkflowId(intakeId),
+        args: [{ intakeId }],
+        signal: intakeExpiryChangedSignal,
+        signalArgs: [],
+      });
+    },
+    intakeDeleted: async (intakeId) => {
+      // An intake that never had an expiry has no workflow: nothing to tell.
+      await intake(intakeId)
+        .signal(intakeDeletedSignal)
+        .catch(() => undefined);
+    },
+    startDocument: async (documentId) => {
+      await client.workflow.start(intakeDocumentLifecycle, {
+        taskQueue,
+        workflowId: intakeDocumentWorkflowId(documentId),
+        args: [{ documentId }],
+      });
+    },
+    fileUploaded: (documentId, fileId) => document(documentId).signal(documentFileUploadedSignal, fileId),
+    documentDeleted: (documentId) => document(documentId).signal(documentDeletedSignal),
+  };
+}
+
 export function temporalLifecycles(client: Client, taskQueue: string) {
   return {
     keys: temporalKeyLifecycle(client, taskQueue),
     transfers: temporalTransferLifecycle(client, taskQueue),
+    intakes: temporalIntakeLifecycle(client, taskQueue),
     webhooks: temporalWebhookDeliverer(client, taskQueue),
   };
 }

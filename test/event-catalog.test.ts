@@ -361,6 +361,7 @@ function scenariosRun(): Promise<void> {
       uploadIncomplete,
       failingWebhook,
       ruleActions,
+      intakes,
     };
     const results = await Promise.allSettled(Object.values(runs).map((run) => run()));
     results.forEach((result, index) => {
@@ -495,6 +496,29 @@ async function uploadIncomplete() {
   } finally {
     await hasty.close();
   }
+}
+
+async function intakes() {
+  const key = ws.keys.live;
+  // One submission allowed: it closes the intake (request.completed) once its file is stored.
+  const capped = await ok(
+    api.call('POST', '/v1/intakes', { key, body: { title: 'Catalog intake', limits: { max_submissions: 1 } } }),
+    201,
+  );
+  const bytes = content(512);
+  const started = await ok(
+    api.call('POST', `/v1/intakes/${capped.body.id}/submissions`, {
+      key: capped.body.publishable_key.key,
+      body: { files: [{ name: 'doc.pdf', size: bytes.length }] },
+    }),
+    201,
+  );
+  await put(started.body.upload_urls[0].url, bytes);
+  await eventually(async () => ((await rowsOf('request.submission_received')).length > 0 ? true : undefined), 30_000);
+  await ok(api.call('DELETE', `/v1/intakes/${capped.body.id}`, { key }), 200);
+  // An intake that expires in three seconds (the intakeLifecycle workflow records request.expired).
+  await ok(api.call('POST', '/v1/intakes', { key, body: { title: 'Brief intake', expires_in_hours: 3 / 3600 } }), 201);
+  await eventually(async () => ((await rowsOf('request.expired')).length > 0 ? true : undefined), 30_000);
 }
 
 async function failingWebhook() {

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { createApiKeyActivities } from '../activities/api-keys.ts';
+import { createIntakeActivities } from '../activities/intakes.ts';
 import { createRuleActivities } from '../activities/rules.ts';
 import { createTransferActivities } from '../activities/transfers.ts';
 import { createWebhookActivities } from '../activities/webhooks.ts';
@@ -23,6 +24,7 @@ const worker = await Worker.create({
   activities: {
     ...createApiKeyActivities({ db }),
     ...createTransferActivities({ config, db, objects, keyring, scanner, mailer }),
+    ...createIntakeActivities({ config, db, objects, keyring, scanner, mailer }),
     ...createWebhookActivities({ config, db, sealKey }),
     ...createRuleActivities({ config, db, sealKey, mailer }),
   },

@@ -33,3 +33,9 @@ export const oneAttemptDeliveryWorkflowId = (
 
 /** `runRule`: exactly one per (rule, event). */
 export const ruleRunWorkflowId = (ruleId: string, eventId: string) => `rule-${ruleId}-${eventId}`;
+
+/** `intakeLifecycle`: one per intake, for its expiry. */
+export const intakeWorkflowId = (intakeId: string) => `intake-${intakeId}`;
+
+/** `intakeDocumentLifecycle`: one per intake document. */
+export const intakeDocumentWorkflowId = (documentId: string) => `intake-document-${documentId}`;

@@ -4,7 +4,8 @@ import { clientIp } from '../client-ip.ts';
 import { headerOf, routeSettings } from '../types.ts';
 
 const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A well-formed resource id: a uuid, or a prefixed id such as an intake's `in_…`. */
+const RESOURCE_ID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[a-z]{2,8}_[0-9a-z]{20,40})$/i;
 
 /** Every authenticated mutating request leaves an audit entry, successful or not. */
 export async function auditRequest(request: Request, status: number, body: unknown, errorCode: string | null) {
@@ -22,7 +23,7 @@ export async function auditRequest(request: Request, status: number, body: unkno
     action: settings?.action ?? `${request.method.toUpperCase()} ${request.route.path}`,
     resourceType: settings?.resourceType ?? null,
     // The path id is recorded only when it is a well-formed id: a rejected request's raw params are arbitrary bytes.
-    resourceId: params.id && UUID.test(params.id) ? params.id : status < 400 ? bodyId : null,
+    resourceId: params.id && RESOURCE_ID.test(params.id) ? params.id : status < 400 ? bodyId : null,
     ipAddress: clientIp(request, services.config),
     userAgent: headerOf(request, 'user-agent')?.slice(0, 512) ?? null,
     countryCode: null,

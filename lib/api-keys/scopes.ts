@@ -15,6 +15,7 @@ export const SCOPES = [
   'coffres:manage',
   'intake:read',
   'intake:write',
+  'intake_read',
   'recipients:read',
   'recipients:write',
   'webhooks:read',
@@ -53,8 +54,19 @@ export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
 }
 
+/**
+ * Other names of a scope: the spec names the intake document route's scope `intake_read`, so a key
+ * granted that name holds `intake:read`.
+ */
+const SCOPE_ALIASES: Readonly<Partial<Record<Scope, Scope>>> = { intake_read: 'intake:read' };
+
 export function holdsScope(keyType: KeyType, scopes: readonly string[], required: string): boolean {
-  return keyType === 'full' || scopes.includes('*') || scopes.includes(required);
+  return (
+    keyType === 'full' ||
+    scopes.includes('*') ||
+    scopes.includes(required) ||
+    scopes.some((held) => isScope(held) && SCOPE_ALIASES[held] === required)
+  );
 }
 
 /** The sensitive scopes a key of this shape would hold (all of them for a full key or `*`). */

@@ -21,25 +21,6 @@ const CollectionView = z
   })
   .describe('The collection.');
 
-const RequestView = z
-  .object({
-    id: z.string().describe('The intake id (`in_…`).'),
-    title: z.string().nullable().describe('Title shown to the third party.'),
-    status: z.enum(['open', 'completed', 'expired', 'deleted']).describe('The request status after the change.'),
-    expires_at: z.iso.datetime().nullable().describe('When the request stops accepting files.'),
-  })
-  .describe('The secure intake (file request).');
-
-const SubmissionView = z
-  .object({
-    id: z.string().describe('The intake document id (`doc_…`).'),
-    client_reference: z.string().nullable().describe('Opaque reference given by the submitter, such as a case number.'),
-    files_count: z.int().min(0).describe('Files submitted.'),
-    total_size_bytes: z.int().min(0).describe('Sum of the encrypted blob sizes.'),
-    source: z.enum(['widget', 'api']).describe('How it was submitted.'),
-  })
-  .describe('The submission (intake document).');
-
 const MemberView = z
   .object({
     user_id: z.uuid().describe('The member user id.'),
@@ -112,19 +93,6 @@ export const PLANNED_EVENTS = {
       kind: z.string().describe('What the item is, such as `transfer`.'),
     }),
   }),
-
-  'request.created': event('A secure intake (file request) was created.', { request: RequestView }),
-  'request.submitted': event('A third party finished submitting files to an intake.', {
-    request: RequestView,
-    submission: SubmissionView,
-  }),
-  'request.submission_received': event('A submission was stored and is ready to fetch (document `received`).', {
-    request: RequestView,
-    submission: SubmissionView,
-  }),
-  'request.completed': event('An intake received everything it asked for and was closed.', { request: RequestView }),
-  'request.expired': event('An intake reached its expiry and stopped accepting files.', { request: RequestView }),
-  'request.deleted': event('An intake was deleted.', { request: RequestView }),
 
   'reply.received': event('A recipient replied to a transfer with files of their own.', {
     transfer,

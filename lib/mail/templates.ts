@@ -152,6 +152,45 @@ export function ruleMail(input: RuleMailInput): MailMessage {
   };
 }
 
+export type IntakeReceivedMailInput = {
+  to: string;
+  intakeTitle: string;
+  documentId: string;
+  clientReference: string | null;
+  fileCount: number;
+  /** End-to-end documents open only with the owner's private key: the mail says how. */
+  endToEnd: boolean;
+};
+
+/**
+ * Tells an intake's owner (or whom they named) that a document arrived. Never the file names or
+ * metadata: they are the submitter's, and mail is not where they should travel.
+ */
+export function intakeReceivedMail(input: IntakeReceivedMailInput): MailMessage {
+  const title = singleLine(input.intakeTitle, 150) || 'Untitled intake';
+  const reference = input.clientReference ? singleLine(input.clientReference, 200) : '';
+  const files = `${input.fileCount} ${input.fileCount === 1 ? 'file' : 'files'}`;
+  const how = input.endToEnd
+    ? `It is end-to-end encrypted: open it with your private key, \`valise intake get ${input.documentId}\`.`
+    : `Fetch it with \`valise intake get ${input.documentId}\` once it has been scanned.`;
+  return {
+    to: mailbox(input.to),
+    subject: subject(`New submission to “${title}”`),
+    text: [
+      `A new submission arrived on your Valise intake “${title}”: ${files}.`,
+      ...(reference ? [`Reference: ${reference}`] : []),
+      '',
+      how,
+      FOOTER_TEXT,
+    ].join('\n'),
+    html: page(title, [
+      `<p>A new submission arrived on your Valise intake <strong>“${escapeHtml(title)}”</strong>: ${escapeHtml(files)}.</p>`,
+      reference ? `<p>Reference: ${escapeHtml(reference)}</p>` : '',
+      `<p>${escapeHtml(how)}</p>`,
+    ]),
+  };
+}
+
 const FOOTER_TEXT = '\n-- \nSent by Valise. If you did not expect this message, you can ignore it.';
 const FOOTER_HTML =
   '<p style="color:#666;font-size:12px">Sent by Valise. If you did not expect this message, you can ignore it.</p>';

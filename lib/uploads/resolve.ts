@@ -1,4 +1,5 @@
 import { DomainError } from '../errors.ts';
+import { intakeUploadTarget } from '../intakes/upload-target.ts';
 import type { Services } from '../services.ts';
 import { transferUploadTarget } from '../transfers/upload-target.ts';
 import type { UploadTarget } from './receive.ts';
@@ -11,8 +12,9 @@ export async function resolveUpload(services: Services, token: string): Promise<
     case 'transfer':
       return transferUploadTarget(services, address);
     case 'intake':
+      return intakeUploadTarget(services, address);
     case 'coffre':
-      // Intake and vault uploads land with their families (issue #14).
+      // Vault uploads land with their family (issue #14).
       throw new DomainError('not_found', 'No such upload URL.');
   }
 }

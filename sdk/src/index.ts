@@ -2,6 +2,7 @@ import { HttpClient, type ValiseOptions } from './client.ts';
 import { ApiKeys } from './resources/api-keys.ts';
 import { Audit } from './resources/audit.ts';
 import { Folders } from './resources/folders.ts';
+import { Intakes } from './resources/intakes.ts';
 import { Meta } from './resources/meta.ts';
 import { Rules } from './resources/rules.ts';
 import { Shares } from './resources/shares.ts';
@@ -25,6 +26,7 @@ export class Valise {
   readonly apiKeys: ApiKeys;
   readonly webhooks: Webhooks;
   readonly rules: Rules;
+  readonly intakes: Intakes;
   readonly folders: Folders;
   readonly audit: Audit;
   readonly meta: Meta;
@@ -37,6 +39,7 @@ export class Valise {
     this.apiKeys = new ApiKeys(http);
     this.webhooks = new Webhooks(http);
     this.rules = new Rules(http);
+    this.intakes = new Intakes(http);
     this.folders = new Folders(http);
     this.audit = new Audit(http);
     this.meta = new Meta(http);

@@ -55,6 +55,22 @@ export const ROUTES = {
   'rules.delete': 'DELETE /v1/rules/{id}',
   'rules.executions': 'GET /v1/rules/{id}/executions',
 
+  'intakes.list': 'GET /v1/intakes',
+  'intakes.create': 'POST /v1/intakes',
+  'intakes.get': 'GET /v1/intakes/{id}',
+  'intakes.update': 'PATCH /v1/intakes/{id}',
+  'intakes.close': 'POST /v1/intakes/{id}/close',
+  'intakes.delete': 'DELETE /v1/intakes/{id}',
+  'intakes.listDocuments': 'GET /v1/intakes/{id}/documents',
+  'intakes.getDocument': 'GET /v1/intakes/{id}/documents/{docId}',
+  'intakes.deleteDocument': 'DELETE /v1/intakes/{id}/documents/{docId}',
+  'intakes.createPublishableKey': 'POST /v1/intakes/{id}/publishable-keys',
+  'intakes.listPublishableKeys': 'GET /v1/intakes/{id}/publishable-keys',
+  'intakes.revokePublishableKey': 'DELETE /v1/intakes/{id}/publishable-keys/{keyId}',
+  'intakes.getForm': 'GET /v1/intakes/{id}/form',
+  'intakes.submit': 'POST /v1/intakes/{id}/submissions',
+  'intakes.openDownload': 'GET /v1/intake-downloads/{token}',
+
   'folders.list': 'GET /v1/folders',
   'folders.create': 'POST /v1/folders',
 

@@ -30,6 +30,16 @@ export const DOWNLOAD_SAFETY_HEADERS: Readonly<Record<string, string>> = {
 /** What to undo once a download's response has ended, however it ended: its slot, its timer. */
 const endings = new WeakMap<AnyRequest, () => void>();
 
+/** The route extension that undoes, once a download's response has ended, what limitDuration set up. */
+export const endOfDownload = {
+  onPostResponse: {
+    method: (request: AnyRequest, h: { continue: symbol }) => {
+      endings.get(request)?.();
+      return h.continue;
+    },
+  },
+};
+
 export const downloadRoute = defineRoute({
   method: 'GET',
   path: '/v1/downloads/{token}',
@@ -53,14 +63,7 @@ export const downloadRoute = defineRoute({
     timeout: { socket: false },
     // Ranges are served here, from the segments they need, and bodies are sent as they are.
     response: { ranges: false },
-    ext: {
-      onPostResponse: {
-        method: (request, h) => {
-          endings.get(request)?.();
-          return h.continue;
-        },
-      },
-    },
+    ext: endOfDownload,
   },
   handler: async (request, h) => {
     const { services } = request.server.app;
@@ -121,7 +124,7 @@ function headersOf(download: Download): Record<string, string> {
 }
 
 /** Content-Disposition for any file name: an ASCII fallback plus the exact UTF-8 name (RFC 6266 / 8187). */
-function contentDisposition(name: string): string {
+export function contentDisposition(name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_') || 'download';
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
@@ -133,7 +136,7 @@ function contentDisposition(name: string): string {
  * is still running `requestMs` after it arrived. Destroying the response makes hapi destroy the
  * content stream, which releases its object-store socket.
  */
-function limitDuration(request: AnyRequest, limits: { idleMs: number; requestMs: number }) {
+export function limitDuration(request: AnyRequest, limits: { idleMs: number; requestMs: number }) {
   const res = request.raw.res;
   const cutOff = (why: string) => () => {
     request.log(['download', 'timeout'], why);

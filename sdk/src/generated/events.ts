@@ -337,113 +337,153 @@ export interface EventDataByType {
       files_count: number;
     };
   };
-  /** An intake received everything it asked for and was closed. (Planned: not emitted yet.) */
+  /** An intake closed: its owner closed it, or it reached `max_submissions` (see `request.closed_reason`). */
   'request.completed': {
     /** The secure intake (file request). */
     request: {
       /** The intake id (`in_…`). */
       id: string;
-      /** Title shown to the third party. */
-      title: string | null;
-      /** The request status after the change. */
-      status: 'open' | 'completed' | 'expired' | 'deleted';
-      /** When the request stops accepting files. */
+      /** The title submitters see. */
+      title: string;
+      /** The intake status after the change. */
+      status: 'open' | 'closed' | 'expired' | 'deleted';
+      /** Why a closed intake closed. */
+      closed_reason: 'owner' | 'max_submissions' | null;
+      /** `server` or `e2e_asym`. */
+      encryption_mode: string;
+      /** Documents submitted so far. */
+      submissions_count: number;
+      /** When the intake stops accepting submissions. */
       expires_at: string | null;
     };
   };
-  /** A secure intake (file request) was created. (Planned: not emitted yet.) */
+  /** A secure intake was created (`POST /v1/intakes`). */
   'request.created': {
     /** The secure intake (file request). */
     request: {
       /** The intake id (`in_…`). */
       id: string;
-      /** Title shown to the third party. */
-      title: string | null;
-      /** The request status after the change. */
-      status: 'open' | 'completed' | 'expired' | 'deleted';
-      /** When the request stops accepting files. */
+      /** The title submitters see. */
+      title: string;
+      /** The intake status after the change. */
+      status: 'open' | 'closed' | 'expired' | 'deleted';
+      /** Why a closed intake closed. */
+      closed_reason: 'owner' | 'max_submissions' | null;
+      /** `server` or `e2e_asym`. */
+      encryption_mode: string;
+      /** Documents submitted so far. */
+      submissions_count: number;
+      /** When the intake stops accepting submissions. */
       expires_at: string | null;
     };
   };
-  /** An intake was deleted. (Planned: not emitted yet.) */
+  /** An intake and all its documents were deleted. */
   'request.deleted': {
     /** The secure intake (file request). */
     request: {
       /** The intake id (`in_…`). */
       id: string;
-      /** Title shown to the third party. */
-      title: string | null;
-      /** The request status after the change. */
-      status: 'open' | 'completed' | 'expired' | 'deleted';
-      /** When the request stops accepting files. */
+      /** The title submitters see. */
+      title: string;
+      /** The intake status after the change. */
+      status: 'open' | 'closed' | 'expired' | 'deleted';
+      /** Why a closed intake closed. */
+      closed_reason: 'owner' | 'max_submissions' | null;
+      /** `server` or `e2e_asym`. */
+      encryption_mode: string;
+      /** Documents submitted so far. */
+      submissions_count: number;
+      /** When the intake stops accepting submissions. */
       expires_at: string | null;
     };
   };
-  /** An intake reached its expiry and stopped accepting files. (Planned: not emitted yet.) */
+  /** An intake reached its `expires_at` and stopped accepting submissions. */
   'request.expired': {
     /** The secure intake (file request). */
     request: {
       /** The intake id (`in_…`). */
       id: string;
-      /** Title shown to the third party. */
-      title: string | null;
-      /** The request status after the change. */
-      status: 'open' | 'completed' | 'expired' | 'deleted';
-      /** When the request stops accepting files. */
+      /** The title submitters see. */
+      title: string;
+      /** The intake status after the change. */
+      status: 'open' | 'closed' | 'expired' | 'deleted';
+      /** Why a closed intake closed. */
+      closed_reason: 'owner' | 'max_submissions' | null;
+      /** `server` or `e2e_asym`. */
+      encryption_mode: string;
+      /** Documents submitted so far. */
+      submissions_count: number;
+      /** When the intake stops accepting submissions. */
       expires_at: string | null;
     };
   };
-  /** A submission was stored and is ready to fetch (document `received`). (Planned: not emitted yet.) */
+  /** Every file of a submission is stored: the document is `received` and its retention has started. */
   'request.submission_received': {
     /** The secure intake (file request). */
     request: {
       /** The intake id (`in_…`). */
       id: string;
-      /** Title shown to the third party. */
-      title: string | null;
-      /** The request status after the change. */
-      status: 'open' | 'completed' | 'expired' | 'deleted';
-      /** When the request stops accepting files. */
+      /** The title submitters see. */
+      title: string;
+      /** The intake status after the change. */
+      status: 'open' | 'closed' | 'expired' | 'deleted';
+      /** Why a closed intake closed. */
+      closed_reason: 'owner' | 'max_submissions' | null;
+      /** `server` or `e2e_asym`. */
+      encryption_mode: string;
+      /** Documents submitted so far. */
+      submissions_count: number;
+      /** When the intake stops accepting submissions. */
       expires_at: string | null;
     };
-    /** The submission (intake document). */
+    /** The submission (intake document). Never its metadata, keys or file names. */
     submission: {
       /** The intake document id (`doc_…`). */
       id: string;
+      /** The document status after the change. */
+      status: 'uploading' | 'received' | 'processing' | 'available' | 'rejected' | 'deleted';
       /** Opaque reference given by the submitter, such as a case number. */
       client_reference: string | null;
-      /** Files submitted. */
+      /** Files in the submission. */
       files_count: number;
       /** Sum of the encrypted blob sizes. */
       total_size_bytes: number;
-      /** How it was submitted. */
+      /** How it was submitted: the intake page (`widget`) or the API. */
       source: 'widget' | 'api';
     };
   };
-  /** A third party finished submitting files to an intake. (Planned: not emitted yet.) */
+  /** A submitter started a submission (`POST /v1/intakes/{id}/submissions`): its files are being uploaded. */
   'request.submitted': {
     /** The secure intake (file request). */
     request: {
       /** The intake id (`in_…`). */
       id: string;
-      /** Title shown to the third party. */
-      title: string | null;
-      /** The request status after the change. */
-      status: 'open' | 'completed' | 'expired' | 'deleted';
-      /** When the request stops accepting files. */
+      /** The title submitters see. */
+      title: string;
+      /** The intake status after the change. */
+      status: 'open' | 'closed' | 'expired' | 'deleted';
+      /** Why a closed intake closed. */
+      closed_reason: 'owner' | 'max_submissions' | null;
+      /** `server` or `e2e_asym`. */
+      encryption_mode: string;
+      /** Documents submitted so far. */
+      submissions_count: number;
+      /** When the intake stops accepting submissions. */
       expires_at: string | null;
     };
-    /** The submission (intake document). */
+    /** The submission (intake document). Never its metadata, keys or file names. */
     submission: {
       /** The intake document id (`doc_…`). */
       id: string;
+      /** The document status after the change. */
+      status: 'uploading' | 'received' | 'processing' | 'available' | 'rejected' | 'deleted';
       /** Opaque reference given by the submitter, such as a case number. */
       client_reference: string | null;
-      /** Files submitted. */
+      /** Files in the submission. */
       files_count: number;
       /** Sum of the encrypted blob sizes. */
       total_size_bytes: number;
-      /** How it was submitted. */
+      /** How it was submitted: the intake page (`widget`) or the API. */
       source: 'widget' | 'api';
     };
   };

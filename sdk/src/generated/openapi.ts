@@ -77,6 +77,7 @@ export interface Paths {
           | 'coffres:manage'
           | 'intake:read'
           | 'intake:write'
+          | 'intake_read'
           | 'recipients:read'
           | 'recipients:write'
           | 'webhooks:read'
@@ -174,6 +175,7 @@ export interface Paths {
           | 'coffres:manage'
           | 'intake:read'
           | 'intake:write'
+          | 'intake_read'
           | 'recipients:read'
           | 'recipients:write'
           | 'webhooks:read'
@@ -377,6 +379,578 @@ export interface Paths {
     /** Health of each component */
     get: {
       response: unknown;
+    };
+  };
+  '/v1/intake-downloads/{token}': {
+    /** Download an intake document’s file */
+    get: {
+      path: {
+        token: string;
+      };
+      response: unknown;
+    };
+  };
+  '/v1/intakes': {
+    /** List intakes */
+    get: {
+      query: {
+        limit?: number;
+        cursor?: string;
+        offset?: number;
+        status?: 'open' | 'closed' | 'expired';
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          /** `in_…` */
+          id: string;
+          object: 'intake';
+          title: string;
+          instructions: string | null;
+          status: 'open' | 'closed' | 'expired' | 'deleted';
+          closed_reason: 'owner' | 'max_submissions' | null;
+          encryption_mode: 'server' | 'e2e_asym';
+          owner_public_key: {
+            kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
+            public_key: string;
+            fingerprint: string;
+          } | null;
+          metadata_policy: 'allow' | 'deny';
+          retention_hours: number;
+          limits: {
+            max_files: number;
+            max_bytes: number;
+            max_submissions: number | null;
+          };
+          notify: Array<string>;
+          expires_at: string | null;
+          submissions_count: number;
+          page_url: string;
+          created_at: string;
+          updated_at: string;
+          closed_at: string | null;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'intake:read';
+    };
+    /** Create a secure intake */
+    post: {
+      body: {
+        title: string;
+        instructions?: string | null;
+        encryption_mode?: 'server' | 'e2e_asym';
+        owner_public_key?: {
+          kem?: 'MLKEM768-X25519' | 'DHKEM-X25519';
+          public_key: string;
+        };
+        metadata_policy?: 'allow' | 'deny';
+        retention_hours?: number;
+        limits?: {
+          max_files?: number;
+          max_bytes?: number;
+          max_submissions?: number | null;
+        };
+        notify?: Array<string>;
+        expires_in_hours?: number;
+      };
+      response: {
+        /** `in_…` */
+        id: string;
+        object: 'intake';
+        title: string;
+        instructions: string | null;
+        status: 'open' | 'closed' | 'expired' | 'deleted';
+        closed_reason: 'owner' | 'max_submissions' | null;
+        encryption_mode: 'server' | 'e2e_asym';
+        owner_public_key: {
+          kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
+          public_key: string;
+          fingerprint: string;
+        } | null;
+        metadata_policy: 'allow' | 'deny';
+        retention_hours: number;
+        limits: {
+          max_files: number;
+          max_bytes: number;
+          max_submissions: number | null;
+        };
+        notify: Array<string>;
+        expires_at: string | null;
+        submissions_count: number;
+        page_url: string;
+        created_at: string;
+        updated_at: string;
+        closed_at: string | null;
+        publishable_key: {
+          id: string;
+          object: 'publishable_key';
+          /** `in_…` */
+          intake_id: string;
+          label: string | null;
+          /** The value to embed. Safe in a web page: it can only submit to this intake. */
+          key: string;
+          key_prefix: string;
+          created_at: string;
+          last_used_at: string | null;
+          revoked_at: string | null;
+        };
+      };
+      scope: 'intake:write';
+    };
+  };
+  '/v1/intakes/{id}': {
+    /** Get an intake */
+    get: {
+      path: {
+        /** `in_…` */
+        id: string;
+      };
+      response: {
+        /** `in_…` */
+        id: string;
+        object: 'intake';
+        title: string;
+        instructions: string | null;
+        status: 'open' | 'closed' | 'expired' | 'deleted';
+        closed_reason: 'owner' | 'max_submissions' | null;
+        encryption_mode: 'server' | 'e2e_asym';
+        owner_public_key: {
+          kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
+          public_key: string;
+          fingerprint: string;
+        } | null;
+        metadata_policy: 'allow' | 'deny';
+        retention_hours: number;
+        limits: {
+          max_files: number;
+          max_bytes: number;
+          max_submissions: number | null;
+        };
+        notify: Array<string>;
+        expires_at: string | null;
+        submissions_count: number;
+        page_url: string;
+        created_at: string;
+        updated_at: string;
+        closed_at: string | null;
+      };
+      scope: 'intake:read';
+    };
+    /** Update an intake */
+    patch: {
+      path: {
+        /** `in_…` */
+        id: string;
+      };
+      body: {
+        title?: string;
+        instructions?: string | null;
+        metadata_policy?: 'allow' | 'deny';
+        retention_hours?: number;
+        limits?: {
+          max_files?: number;
+          max_bytes?: number;
+          max_submissions?: number | null;
+        };
+        notify?: Array<string>;
+        expires_in_hours?: number | null;
+      };
+      response: {
+        /** `in_…` */
+        id: string;
+        object: 'intake';
+        title: string;
+        instructions: string | null;
+        status: 'open' | 'closed' | 'expired' | 'deleted';
+        closed_reason: 'owner' | 'max_submissions' | null;
+        encryption_mode: 'server' | 'e2e_asym';
+        owner_public_key: {
+          kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
+          public_key: string;
+          fingerprint: string;
+        } | null;
+        metadata_policy: 'allow' | 'deny';
+        retention_hours: number;
+        limits: {
+          max_files: number;
+          max_bytes: number;
+          max_submissions: number | null;
+        };
+        notify: Array<string>;
+        expires_at: string | null;
+        submissions_count: number;
+        page_url: string;
+        created_at: string;
+        updated_at: string;
+        closed_at: string | null;
+      };
+      scope: 'intake:write';
+    };
+    /** Delete an intake and its documents */
+    delete: {
+      path: {
+        /** `in_…` */
+        id: string;
+      };
+      response: {
+        /** `in_…` */
+        id: string;
+        object: 'intake';
+        deleted: true;
+        documents_deleted: number;
+      };
+      scope: 'intake:write';
+    };
+  };
+  '/v1/intakes/{id}/close': {
+    /** Close an intake */
+    post: {
+      path: {
+        /** `in_…` */
+        id: string;
+      };
+      response: {
+        /** `in_…` */
+        id: string;
+        object: 'intake';
+        title: string;
+        instructions: string | null;
+        status: 'open' | 'closed' | 'expired' | 'deleted';
+        closed_reason: 'owner' | 'max_submissions' | null;
+        encryption_mode: 'server' | 'e2e_asym';
+        owner_public_key: {
+          kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
+          public_key: string;
+          fingerprint: string;
+        } | null;
+        metadata_policy: 'allow' | 'deny';
+        retention_hours: number;
+        limits: {
+          max_files: number;
+          max_bytes: number;
+          max_submissions: number | null;
+        };
+        notify: Array<string>;
+        expires_at: string | null;
+        submissions_count: number;
+        page_url: string;
+        created_at: string;
+        updated_at: string;
+        closed_at: string | null;
+      };
+      scope: 'intake:write';
+    };
+  };
+  '/v1/intakes/{id}/documents': {
+    /** List an intake’s documents */
+    get: {
+      path: {
+        /** `in_…` */
+        id: string;
+      };
+      query: {
+        limit?: number;
+        cursor?: string;
+        offset?: number;
+        status?: 'uploading' | 'received' | 'processing' | 'available' | 'rejected' | 'deleted';
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          /** `doc_…` */
+          id: string;
+          object: 'intake_document';
+          /** `in_…` */
+          intake_id: string;
+          client_reference: string | null;
+          /** Present only when the intake has `metadata_policy` `allow`. */
+          metadata?: { [key: string]: unknown };
+          status: 'uploading' | 'received' | 'processing' | 'available' | 'rejected' | 'deleted';
+          files_count: number;
+          /** Sum of the encrypted blob sizes. */
+          total_size_bytes: number;
+          encrypted: boolean;
+          source: 'widget' | 'api';
+          envelope: {
+            wrapped_symmetric_key: string;
+            chunk_size: number;
+          } | null;
+          encryption: {
+            mode: 'server' | 'e2e_asym';
+            kem: 'MLKEM768-X25519' | 'DHKEM-X25519' | null;
+            files: {
+              [key: string]: {
+                iv: string | null;
+              };
+            };
+            chunk_size: number | null;
+            wrapped_symmetric_key: string | null;
+          };
+          files: Array<{
+            id: string;
+            name: string;
+            /** The file as the submitter sent it, before encryption. */
+            size_bytes: number;
+            encrypted_size_bytes: number | null;
+            iv: string | null;
+            display_mime: string;
+            upload_state: 'pending' | 'uploading' | 'uploaded';
+            scan_status: 'pending' | 'clean' | 'infected' | 'not_scanned_too_large' | 'not_scanned_e2e' | null;
+            /** Fresh on each call, valid `download_expires_in` seconds; null until the file may be downloaded. */
+            download_url: string | null;
+            download_expires_in: number | null;
+          }>;
+          scan_status: 'pending' | 'clean' | 'infected' | 'not_scanned_too_large' | 'not_scanned_e2e';
+          created_at: string;
+          received_at: string | null;
+          retention_until: string | null;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'intake:read';
+    };
+  };
+  '/v1/intakes/{id}/documents/{docId}': {
+    /** Get an intake document */
+    get: {
+      path: {
+        /** `in_…` */
+        id: string;
+        /** `doc_…` */
+        docId: string;
+      };
+      response: {
+        /** `doc_…` */
+        id: string;
+        object: 'intake_document';
+        /** `in_…` */
+        intake_id: string;
+        client_reference: string | null;
+        /** Present only when the intake has `metadata_policy` `allow`. */
+        metadata?: { [key: string]: unknown };
+        status: 'uploading' | 'received' | 'processing' | 'available' | 'rejected' | 'deleted';
+        files_count: number;
+        /** Sum of the encrypted blob sizes. */
+        total_size_bytes: number;
+        encrypted: boolean;
+        source: 'widget' | 'api';
+        envelope: {
+          wrapped_symmetric_key: string;
+          chunk_size: number;
+        } | null;
+        encryption: {
+          mode: 'server' | 'e2e_asym';
+          kem: 'MLKEM768-X25519' | 'DHKEM-X25519' | null;
+          files: {
+            [key: string]: {
+              iv: string | null;
+            };
+          };
+          chunk_size: number | null;
+          wrapped_symmetric_key: string | null;
+        };
+        files: Array<{
+          id: string;
+          name: string;
+          /** The file as the submitter sent it, before encryption. */
+          size_bytes: number;
+          encrypted_size_bytes: number | null;
+          iv: string | null;
+          display_mime: string;
+          upload_state: 'pending' | 'uploading' | 'uploaded';
+          scan_status: 'pending' | 'clean' | 'infected' | 'not_scanned_too_large' | 'not_scanned_e2e' | null;
+          /** Fresh on each call, valid `download_expires_in` seconds; null until the file may be downloaded. */
+          download_url: string | null;
+          download_expires_in: number | null;
+        }>;
+        scan_status: 'pending' | 'clean' | 'infected' | 'not_scanned_too_large' | 'not_scanned_e2e';
+        created_at: string;
+        received_at: string | null;
+        retention_until: string | null;
+      };
+      scope: 'intake:read';
+    };
+    /** Delete an intake document */
+    delete: {
+      path: {
+        /** `in_…` */
+        id: string;
+        /** `doc_…` */
+        docId: string;
+      };
+      response: {
+        /** `doc_…` */
+        id: string;
+        object: 'intake_document';
+        deleted: true;
+      };
+      scope: 'intake:write';
+    };
+  };
+  '/v1/intakes/{id}/form': {
+    /** Read an intake’s form (publishable key) */
+    get: {
+      path: {
+        /** `in_…` */
+        id: string;
+      };
+      response: {
+        object: 'intake_form';
+        /** `in_…` */
+        id: string;
+        title: string;
+        instructions: string | null;
+        status: 'open' | 'closed' | 'expired' | 'deleted';
+        encryption_mode: 'server' | 'e2e_asym';
+        owner_public_key: {
+          kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
+          public_key: string;
+          fingerprint: string;
+        } | null;
+        metadata_policy: 'allow' | 'deny';
+        limits: {
+          max_files: number;
+          max_bytes: number;
+        };
+        expires_at: string | null;
+      };
+    };
+  };
+  '/v1/intakes/{id}/publishable-keys': {
+    /** List an intake’s publishable keys */
+    get: {
+      path: {
+        /** `in_…` */
+        id: string;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          id: string;
+          object: 'publishable_key';
+          /** `in_…` */
+          intake_id: string;
+          label: string | null;
+          /** The value to embed. Safe in a web page: it can only submit to this intake. */
+          key: string;
+          key_prefix: string;
+          created_at: string;
+          last_used_at: string | null;
+          revoked_at: string | null;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'intake:read';
+    };
+    /** Create a publishable key for an intake */
+    post: {
+      path: {
+        /** `in_…` */
+        id: string;
+      };
+      body: {
+        label?: string | null;
+      } | null;
+      response: {
+        id: string;
+        object: 'publishable_key';
+        /** `in_…` */
+        intake_id: string;
+        label: string | null;
+        /** The value to embed. Safe in a web page: it can only submit to this intake. */
+        key: string;
+        key_prefix: string;
+        created_at: string;
+        last_used_at: string | null;
+        revoked_at: string | null;
+      };
+      scope: 'intake:write';
+    };
+  };
+  '/v1/intakes/{id}/publishable-keys/{keyId}': {
+    /** Revoke a publishable key */
+    delete: {
+      path: {
+        /** `in_…` */
+        id: string;
+        keyId: string;
+      };
+      response: {
+        id: string;
+        object: 'publishable_key';
+        /** `in_…` */
+        intake_id: string;
+        label: string | null;
+        /** The value to embed. Safe in a web page: it can only submit to this intake. */
+        key: string;
+        key_prefix: string;
+        created_at: string;
+        last_used_at: string | null;
+        revoked_at: string | null;
+      };
+      scope: 'intake:write';
+    };
+  };
+  '/v1/intakes/{id}/submissions': {
+    /** Start a submission (publishable key) */
+    post: {
+      path: {
+        /** `in_…` */
+        id: string;
+      };
+      body: {
+        files: Array<{
+          name: string;
+          size: number;
+          mime_type?: string;
+          iv?: string;
+        }>;
+        client_reference?: string;
+        metadata?: { [key: string]: unknown };
+        source?: 'widget' | 'api';
+        envelope?: {
+          kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
+          wrapped_symmetric_key: string;
+          chunk_size: number;
+        };
+      };
+      response: {
+        object: 'intake_submission';
+        document: {
+          /** `doc_…` */
+          id: string;
+          object: 'intake_document';
+          /** `in_…` */
+          intake_id: string;
+          status: 'uploading' | 'received' | 'processing' | 'available' | 'rejected' | 'deleted';
+          client_reference: string | null;
+          upload_deadline: string;
+          created_at: string;
+        };
+        upload_urls: Array<{
+          file_id: string;
+          name: string;
+          /** The bytes to PUT: the VAL1 blob in `e2e_asym`. */
+          size: number;
+          plaintext_size: number;
+          method: 'PUT';
+          url: string;
+          headers: { [key: string]: string };
+          expires_at: string;
+          resumable: boolean;
+          part_size: number;
+        }>;
+      };
     };
   };
   '/v1/me': {
@@ -1144,7 +1718,6 @@ export interface Paths {
       };
       response: {
         id: string;
-        object: 'transfer_file';
         name: string;
         size: number;
         mime_type: string;
@@ -1152,6 +1725,7 @@ export interface Paths {
         bytes_received: number;
         sha256: string | null;
         scan_status: string | null;
+        object: 'transfer_file' | 'intake_file' | 'coffre_item';
         upload_offset: number;
       };
     };
@@ -1443,6 +2017,9 @@ export interface Paths {
 /** `METHOD /path` of every documented operation, sorted: what the SDK route table is checked against. */
 export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/api-keys/{id}',
+  'DELETE /v1/intakes/{id}',
+  'DELETE /v1/intakes/{id}/documents/{docId}',
+  'DELETE /v1/intakes/{id}/publishable-keys/{keyId}',
   'DELETE /v1/rules/{id}',
   'DELETE /v1/transfers/{id}',
   'DELETE /v1/transfers/{id}/folder',
@@ -1453,6 +2030,13 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/downloads/{token}',
   'GET /v1/folders',
   'GET /v1/health',
+  'GET /v1/intake-downloads/{token}',
+  'GET /v1/intakes',
+  'GET /v1/intakes/{id}',
+  'GET /v1/intakes/{id}/documents',
+  'GET /v1/intakes/{id}/documents/{docId}',
+  'GET /v1/intakes/{id}/form',
+  'GET /v1/intakes/{id}/publishable-keys',
   'GET /v1/me',
   'GET /v1/rules',
   'GET /v1/rules/{id}',
@@ -1466,11 +2050,16 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/webhooks/{id}/deliveries',
   'GET /v1/welcome',
   'PATCH /v1/api-keys/{id}',
+  'PATCH /v1/intakes/{id}',
   'PATCH /v1/rules/{id}',
   'PATCH /v1/webhooks',
   'POST /v1/api-keys',
   'POST /v1/api-keys/{id}/rotate',
   'POST /v1/folders',
+  'POST /v1/intakes',
+  'POST /v1/intakes/{id}/close',
+  'POST /v1/intakes/{id}/publishable-keys',
+  'POST /v1/intakes/{id}/submissions',
   'POST /v1/rules',
   'POST /v1/shares/{code}/download-links',
   'POST /v1/shares/{code}/unlock',
@@ -1491,6 +2080,12 @@ export const DOCUMENTED_OPERATIONS = [
 export const REQUEST_ENUMS = {
   'DELETE /v1/api-keys/{id}': {
     reason: ['manual', 'compromised', 'rotated', 'suspicious_activity', 'unused', 'other'],
+  },
+  'GET /v1/intakes': {
+    status: ['open', 'closed', 'expired'],
+  },
+  'GET /v1/intakes/{id}/documents': {
+    status: ['uploading', 'received', 'processing', 'available', 'rejected', 'deleted'],
   },
   'GET /v1/rules': {
     trigger_event: [
@@ -1519,6 +2114,9 @@ export const REQUEST_ENUMS = {
   },
   'GET /v1/transfers': {
     status: ['active', 'expired', 'deleted', 'scanning'],
+  },
+  'PATCH /v1/intakes/{id}': {
+    metadata_policy: ['allow', 'deny'],
   },
   'PATCH /v1/rules/{id}': {
     action_type: [
@@ -1559,6 +2157,13 @@ export const REQUEST_ENUMS = {
   'POST /v1/api-keys': {
     environment: ['live', 'test', 'sandbox'],
     key_type: ['full', 'restricted'],
+  },
+  'POST /v1/intakes': {
+    encryption_mode: ['server', 'e2e_asym'],
+    metadata_policy: ['allow', 'deny'],
+  },
+  'POST /v1/intakes/{id}/submissions': {
+    source: ['widget', 'api'],
   },
   'POST /v1/rules': {
     action_type: [

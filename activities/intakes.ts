@@ -1,0 +1,183 @@
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import type { Config } from '../lib/config.ts';
+import type { Keyring } from '../lib/crypto/key-wrap.ts';
+import { createEventQueries } from '../lib/db/queries/events.ts';
+import { createIntakeQueries, type IntakeDocumentRow, type IntakeRow } from '../lib/db/queries/intakes.ts';
+import { requestView, submissionView } from '../lib/events/intake-events.ts';
+import type { Mailer } from '../lib/mail/mailer.ts';
+import { intakeReceivedMail } from '../lib/mail/templates.ts';
+import type { Scanner } from '../lib/scan/clamd.ts';
+import { ChecksumMismatchError, scanStoredFile } from '../lib/scan/scan-file.ts';
+import type { ObjectStore } from '../lib/storage/object-store.ts';
+
+export type IntakeActivityDeps = {
+  config: Config;
+  db: DatabasePool;
+  objects: ObjectStore;
+  keyring: Keyring;
+  scanner: Scanner;
+  mailer: Mailer;
+};
+
+/** What a document's workflow needs to know at its start. */
+export type DocumentPlan = {
+  mode: IntakeRow['encryption_mode'];
+  fileIds: string[];
+  uploadedFileIds: string[];
+  uploadDeadline: string;
+  status: IntakeDocumentRow['status'];
+  retentionUntil: string | null;
+};
+
+// Every activity is idempotent: transitions are guarded UPDATEs that match
+// once, object removals succeed on missing objects, a rescan gives the same
+// answer. Temporal may retry any of them at any point.
+export function createIntakeActivities(deps: IntakeActivityDeps) {
+  const { db, objects } = deps;
+  const intakes = createIntakeQueries(db);
+
+  async function mustLoad(documentId: string) {
+    const document = await intakes.documentById(documentId);
+    if (!document) throw ApplicationFailure.nonRetryable(`document ${documentId} does not exist`, 'NotFound');
+    const intake = await intakes.findById(document.intake_id);
+    if (!intake) throw ApplicationFailure.nonRetryable(`intake ${document.intake_id} does not exist`, 'NotFound');
+    return { document, intake };
+  }
+
+  const tenantOf = (row: IntakeDocumentRow) => ({ workspaceId: row.workspace_id, environment: row.environment });
+
+  async function recordReceived(tx: CommonQueryMethods, document: IntakeDocumentRow) {
+    const intake = await createIntakeQueries(tx).findById(document.intake_id);
+    const files = await createIntakeQueries(tx).files([document.id]);
+    if (!intake) return;
+    await createEventQueries(tx).record(tenantOf(document), 'request.submission_received', {
+      request: requestView(intake),
+      submission: submissionView(document, files),
+    });
+  }
+
+  return {
+    async loadDocumentPlan(documentId: string): Promise<DocumentPlan> {
+      // The workflow is started inside the transaction that creates the document,
+      // so its first look may come before the commit: not found yet is retryable.
+      if (!(await intakes.documentById(documentId))) {
+        throw ApplicationFailure.retryable(`document ${documentId} is not visible yet`, 'NotVisibleYet');
+      }
+      const { document, intake } = await mustLoad(documentId);
+      const files = await intakes.files([documentId]);
+      return {
+        mode: intake.encryption_mode,
+        fileIds: files.map((file) => file.id),
+        uploadedFileIds: files.filter((file) => file.upload_state === 'uploaded').map((file) => file.id),
+        uploadDeadline: document.upload_deadline.toISOString(),
+        status: document.status,
+        retentionUntil: document.retention_until?.toISOString() ?? null,
+      };
+    },
+
+    /** Every file is stored: `received`, retention starts, `request.submission_received` is recorded. */
+    async receiveDocument(documentId: string): Promise<string> {
+      const received = await db.transaction(async (tx) => {
+        const moved = await createIntakeQueries(tx).receive(documentId);
+        if (moved) await recordReceived(tx, moved);
+        return moved;
+      });
+      const document = received ?? (await mustLoad(documentId)).document;
+      if (!document.retention_until) {
+        throw ApplicationFailure.nonRetryable(`document ${documentId} is ${document.status}`, 'NotReceivable');
+      }
+      return document.retention_until.toISOString();
+    },
+
+    async notifyDocumentReceived(documentId: string): Promise<void> {
+      const { document, intake } = await mustLoad(documentId);
+      if (document.status === 'deleted') return;
+      const files = await intakes.files([documentId]);
+      for (const to of intake.notify_emails) {
+        await deps.mailer.send(
+          intakeReceivedMail({
+            to,
+            intakeTitle: intake.title,
+            documentId,
+            clientReference: document.client_reference,
+            fileCount: files.length,
+            endToEnd: intake.encryption_mode === 'e2e_asym',
+          }),
+        );
+      }
+    },
+
+    async beginDocumentScan(documentId: string): Promise<void> {
+      await intakes.moveDocument(documentId, ['received'], 'processing');
+    },
+
+    async scanIntakeFile(fileId: string): Promise<string> {
+      const file = await intakes.file(fileId);
+      if (!file) throw ApplicationFailure.nonRetryable(`file ${fileId} does not exist`, 'NotFound');
+      if (file.scan_status && file.scan_status !== 'pending') return file.scan_status;
+      if (!file.data_key_wrapped) return 'destroyed';
+      try {
+        const scan = await scanStoredFile(deps, file, heartbeat);
+        await intakes.recordFileScan(file.id, scan);
+        return scan.scanStatus;
+      } catch (error) {
+        if (error instanceof ChecksumMismatchError) {
+          throw ApplicationFailure.nonRetryable(error.message, 'ChecksumMismatch');
+        }
+        throw error;
+      }
+    },
+
+    /** Infected content is destroyed (`rejected`); anything else becomes `available`. */
+    async settleDocumentScan(documentId: string): Promise<'available' | 'rejected' | 'deleted'> {
+      const files = await intakes.files([documentId]);
+      if (files.some((file) => file.scan_status === 'infected')) {
+        await intakes.rejectDocument(documentId);
+        return 'rejected';
+      }
+      const moved = await intakes.moveDocument(documentId, ['processing'], 'available');
+      if (moved) return 'available';
+      const { document } = await mustLoad(documentId);
+      return document.status === 'deleted' ? 'deleted' : document.status === 'rejected' ? 'rejected' : 'available';
+    },
+
+    /** Retention ended, or the upload never finished: keys destroyed, the row kept as a tombstone. */
+    async destroyDocument(documentId: string): Promise<void> {
+      await intakes.destroyDocument(documentId);
+    },
+
+    /** Removes a document's blobs and any unfinished multipart upload; missing objects are fine. */
+    async purgeDocumentBlobs(documentId: string): Promise<void> {
+      for (const file of await intakes.files([documentId])) {
+        if (file.multipart_upload_id) await objects.abortMultipart(file.object_key, file.multipart_upload_id);
+        await objects.remove(file.object_key);
+      }
+    },
+
+    async loadIntakeExpiry(intakeId: string): Promise<{ status: IntakeRow['status']; expiresAt: string | null }> {
+      // Started inside the creating (or updating) transaction: not found yet is retryable.
+      const intake = await intakes.findById(intakeId);
+      if (!intake) throw ApplicationFailure.retryable(`intake ${intakeId} is not visible yet`, 'NotVisibleYet');
+      return { status: intake.status, expiresAt: intake.expires_at?.toISOString() ?? null };
+    },
+
+    /** An open intake past its expiry becomes `expired` and `request.expired` is recorded, once. */
+    async expireIntake(intakeId: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        const queries = createIntakeQueries(tx);
+        const intake = await queries.findById(intakeId, true);
+        if (intake?.status !== 'open' || !intake.expires_at || intake.expires_at.getTime() > Date.now()) {
+          return;
+        }
+        const expired = await queries.end(intakeId, 'expired', null);
+        if (!expired) return;
+        await createEventQueries(tx).record(
+          { workspaceId: expired.workspace_id, environment: expired.environment },
+          'request.expired',
+          { request: requestView(expired) },
+        );
+      });
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import Joi from 'joi';
+import { type CreatePublishableKeyInput, createPublishableKey } from '../../../lib/intakes/owner-keys.ts';
+import { defineRoute } from '../../route.ts';
+import { text } from '../../schemas.ts';
+import { callerOf } from '../../types.ts';
+import { intakeParams, publishableKey } from './schemas.ts';
+
+export const keysCreateRoute = defineRoute({
+  method: 'POST',
+  path: '/v1/intakes/{id}/publishable-keys',
+  options: {
+    id: 'intakes.createPublishableKey',
+    description: 'Create a publishable key for an intake',
+    notes:
+      'A `cip_…` key, safe to embed in a web page: it can read this intake\u2019s form and submit to it, nothing else.',
+    tags: ['api', 'intakes'],
+    plugins: {
+      valise: { scope: 'intake:write', audit: { action: 'intake.publishable_key_create', resourceType: 'intake' } },
+    },
+    validate: {
+      params: intakeParams,
+      payload: orEmpty(Joi.object<CreatePublishableKeyInput>({ label: text.trim().max(100).allow(null, '') })),
+    },
+    response: { status: { 201: publishableKey } },
+  },
+  handler: async (request, h) =>
+    h
+      .response(
+        await createPublishableKey(
+          request.server.app.services,
+          callerOf(request),
+          request.params.id,
+          request.payload ?? {},
+        ),
+      )
+      .code(201),
+});
+
+/** The body is optional: no body is no label. */
+function orEmpty<T>(schema: Joi.ObjectSchema<T>): Joi.ObjectSchema<T | null> {
+  return schema.allow(null).label('CreatePublishableKey') as Joi.ObjectSchema<T | null>;
+}

@@ -1,0 +1,40 @@
+import { createIntakeQueries } from '../db/queries/intakes.ts';
+import { DomainError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import type { UploadTarget } from '../uploads/receive.ts';
+import type { UploadAddress } from '../uploads/tokens.ts';
+
+/** An intake file's upload URL: where its bytes go, and whether its document still takes them. */
+export async function intakeUploadTarget(services: Services, address: UploadAddress): Promise<UploadTarget> {
+  const queries = createIntakeQueries(services.db);
+  const [document, file] = await Promise.all([queries.documentById(address.owner), queries.file(address.file)]);
+  if (!document || !file || file.document_id !== document.id) throw new DomainError('not_found', 'No such upload URL.');
+  const intake = await queries.findById(document.intake_id);
+  if (!intake) throw new DomainError('not_found', 'No such upload URL.');
+  if (document.status === 'deleted') {
+    throw new DomainError('not_found', 'This submission was deleted and accepts no uploads.', { kind: 'gone' });
+  }
+  const late = document.upload_deadline.getTime() <= Date.now();
+  const refusal =
+    document.status === 'uploading' && !late
+      ? null
+      : new DomainError('validation_error', 'This submission no longer accepts uploads.', { kind: 'conflict' });
+  return {
+    table: 'intake_files',
+    file,
+    mode: intake.encryption_mode === 'e2e_asym' ? 'e2e' : 'server',
+    refusal,
+    uploaded: (fileId) => services.intakeWorkflows.fileUploaded(document.id, fileId),
+    present: (stored) => ({
+      id: stored.id,
+      object: 'intake_file' as const,
+      name: stored.name,
+      size: stored.size,
+      mime_type: stored.mime_type,
+      upload_state: stored.upload_state,
+      bytes_received: stored.bytes_received,
+      sha256: stored.sha256,
+      scan_status: stored.scan_status,
+    }),
+  };
+}
