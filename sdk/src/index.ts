@@ -1,6 +1,7 @@
 import { HttpClient, type ValiseOptions } from './client.ts';
 import { ApiKeys } from './resources/api-keys.ts';
 import { Audit } from './resources/audit.ts';
+import { Collections } from './resources/collections.ts';
 import { Folders } from './resources/folders.ts';
 import { Meta } from './resources/meta.ts';
 import { Rules } from './resources/rules.ts';
@@ -28,6 +29,7 @@ export class Valise {
   readonly folders: Folders;
   readonly audit: Audit;
   readonly meta: Meta;
+  readonly collections: Collections;
 
   constructor(options: ValiseOptions) {
     const http = new HttpClient(options);
@@ -40,6 +42,7 @@ export class Valise {
     this.folders = new Folders(http);
     this.audit = new Audit(http);
     this.meta = new Meta(http);
+    this.collections = new Collections(http);
   }
 }
 
