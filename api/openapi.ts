@@ -182,6 +182,7 @@ const TAGS: Record<string, string> = {
   folders: 'Folders that organise transfers.',
   audit: "The workspace's audit log.",
   meta: 'About the API and the caller.',
+  collections: 'Collections: transfers grouped under a title and shared through one link, and its public view.',
 };
 
 const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 206: 'Partial content' };

@@ -173,7 +173,13 @@ const REQUIRED_TYPES = [
   'ping',
 ];
 /** Types Valise adds beyond the brief: what rule actions and webhook auto-disabling record. */
-const VALISE_TYPES = ['transfer.expiry_extended', 'transfer.archived', 'transfer.scan_too_large', 'webhook.disabled'];
+const VALISE_TYPES = [
+  'transfer.expiry_extended',
+  'transfer.archived',
+  'transfer.scan_too_large',
+  'webhook.disabled',
+  'collection.item_removed',
+];
 
 /** The spec's supported `trigger_event` values (Endpoints, Automation rules), as it lists them. */
 const SPEC_TRIGGERS = [
@@ -362,6 +368,7 @@ function scenariosRun(): Promise<void> {
       failingWebhook,
       ruleActions,
       intakes,
+      collections,
     };
     const results = await Promise.allSettled(Object.values(runs).map((run) => run()));
     results.forEach((result, index) => {
@@ -567,6 +574,22 @@ async function ruleActions() {
   for (const type of ['transfer.expiry_extended', 'transfer.archived']) {
     await eventually(async () => ((await rowsOf(type)).length > 0 ? true : undefined), 30_000);
   }
+}
+
+async function collections() {
+  // Every collection.* type: created with a transfer (item_added), renamed and its link turned off
+  // (updated), the transfer taken out (item_removed), then deleted.
+  const key = ws.keys.live;
+  const transfer = await createTransfer(api, key, { files: [{ name: 'grouped.bin', size: 1 }] });
+  const created = await ok(
+    api.call('POST', '/v1/collections', { key, body: { title: 'Catalog', transfer_ids: [transfer.transfer.id] } }),
+    201,
+  );
+  const path = `/v1/collections/${created.body.id}`;
+  await ok(api.call('PATCH', path, { key, body: { title: 'Catalog renamed', description: 'events' } }), 200);
+  await ok(api.call('DELETE', `${path}/share-link`, { key }), 200);
+  await ok(api.call('DELETE', `${path}/transfers/${transfer.transfer.id}`, { key }), 200);
+  await ok(api.call('DELETE', path, { key }), 200);
 }
 
 const emitted = EVENT_CATALOG.filter((entry) => entry.emitted);

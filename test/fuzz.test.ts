@@ -277,9 +277,9 @@ function violation(request: FuzzRequest, response: ApiResponse, route?: RouteSpe
   if (!requestId) return 'no X-Request-Id header';
   if (status < 400 || healthReport) return null;
   if (request.method === 'HEAD') return null; // no body to check
-  // Share pages (/t/…) are for people: their form errors are HTML pages, held only to "no 5xx".
+  // Share pages (/t/…, /c/…) are for people: their form errors are HTML pages, held only to "no 5xx".
   const type = response.headers.get('content-type') ?? '';
-  if (request.path.startsWith('/t/') && type.startsWith('text/html')) return null;
+  if (/^\/[tc]\//.test(request.path) && type.startsWith('text/html')) return null;
   if (!(response.headers.get('content-type') ?? '').startsWith('application/json')) {
     return `error with content-type ${response.headers.get('content-type')}`;
   }

@@ -126,8 +126,11 @@ async function storedObjects(intakeId: string): Promise<Buffer[]> {
   );
   const blobs: Buffer[] = [];
   for (const object of listed.Contents ?? []) {
-    const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: object.Key }));
-    blobs.push(Buffer.from(await (got.Body?.transformToByteArray() ?? new Uint8Array())));
+    // An object removed between the listing and the read (retention at work) is gone: skip it.
+    const got = await client
+      .send(new GetObjectCommand({ Bucket: bucket, Key: object.Key }))
+      .catch((error: Error) => (error.name === 'NoSuchKey' ? null : Promise.reject(error)));
+    if (got) blobs.push(Buffer.from(await (got.Body?.transformToByteArray() ?? new Uint8Array())));
   }
   return blobs;
 }

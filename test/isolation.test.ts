@@ -62,3 +62,43 @@ test('lists and the audit log are per environment', async (t) => {
   const otherAudit = await api.call('GET', '/v1/audit?limit=500', { key: globex.keys.live });
   t.false(otherAudit.body.data.some((e: { workspace_id: string }) => e.workspace_id !== globex.workspace_id));
 });
+
+test('collections: another workspace or environment gets 404 on every route, lists never show them', async (t) => {
+  const transfer = await api.call('POST', '/v1/transfers', {
+    key: acme.keys.live,
+    body: { files: [{ name: 'mine.bin', size: 1 }] },
+  });
+  const transferId = transfer.body.transfer.id as string;
+  const created = await api.call('POST', '/v1/collections', {
+    key: acme.keys.live,
+    body: { title: 'Acme only', transfer_ids: [transferId] },
+  });
+  t.is(created.status, 201, created.text);
+  const id = created.body.id as string;
+  for (const key of [globex.keys.live, acme.keys.test, acme.keys.sandbox]) {
+    const attempts = [
+      await api.call('GET', `/v1/collections/${id}`, { key }),
+      await api.call('PATCH', `/v1/collections/${id}`, { key, body: { title: 'hijack' } }),
+      await api.call('POST', `/v1/collections/${id}/transfers`, { key, body: { transfer_ids: [transferId] } }),
+      await api.call('DELETE', `/v1/collections/${id}/transfers/${transferId}`, { key }),
+      await api.call('POST', `/v1/collections/${id}/rotate-share-link`, { key }),
+      await api.call('DELETE', `/v1/collections/${id}/share-link`, { key }),
+      await api.call('DELETE', `/v1/collections/${id}`, { key }),
+      // Someone else's transfer cannot join one's own collection either.
+      await api.call('POST', '/v1/collections', { key, body: { title: 'grab', transfer_ids: [transferId] } }),
+    ];
+    for (const response of attempts) {
+      t.is(response.status, 404, response.text);
+      t.is(response.body.error.code, 'not_found');
+    }
+    const list = await api.call('GET', '/v1/collections?limit=100', { key });
+    t.false(list.body.data.some((c: { id: string }) => c.id === id));
+  }
+  const untouched = await api.call('GET', `/v1/collections/${id}`, { key: acme.keys.live });
+  t.is(untouched.body.title, 'Acme only');
+  t.is(untouched.body.share_url, created.body.share_url);
+  t.deepEqual(
+    untouched.body.transfers.map((x: { id: string }) => x.id),
+    [transferId],
+  );
+});

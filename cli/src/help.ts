@@ -14,6 +14,7 @@ Transfers
   show TRANSFER_ID      Show a transfer and its files
   rm TRANSFER_ID        Revoke a transfer
   approve TRANSFER_ID   Approve a transfer  --reject --note TEXT
+  collections create|ls|show|add|remove|rotate-link|disable-link|rm   Collections of transfers
 
 Account
   login                 Store an API key  --api-key KEY --base-url URL (or pipe the key on stdin)

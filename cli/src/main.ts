@@ -1,6 +1,7 @@
 import { ConnectionError, ValiseError } from '../../sdk/src/index.ts';
 import { describeApiError, exitCodeFor } from './api-errors.ts';
 import { audit } from './commands/audit.ts';
+import { collections } from './commands/collections.ts';
 import { get } from './commands/get.ts';
 import { keys } from './commands/keys.ts';
 import { listen } from './commands/listen.ts';
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, Command> = {
   webhooks,
   listen,
   audit,
+  collections,
 };
 
 /** Runs one command line and returns the exit code (docs/cli.md, "Exit codes"). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { API_KEY_EVENTS } from './api-key-events.ts';
+import { COLLECTION_EVENTS } from './collection-events.ts';
 import { catalogSchema, type EventDeclaration, type JsonSchema } from './define.ts';
 import { INTAKE_EVENTS } from './intake-events.ts';
 import { PLANNED_EVENTS } from './planned-events.ts';
@@ -50,12 +51,18 @@ export const EVENTS = {
   ...WEBHOOK_EVENTS,
   ...INTAKE_EVENTS,
   ...PLANNED_EVENTS,
+  ...COLLECTION_EVENTS,
 } satisfies Record<string, EventDeclaration>;
 
 // A type declared in two parts would be silently overwritten by the spread.
-const declared = [TRANSFER_EVENTS, API_KEY_EVENTS, WEBHOOK_EVENTS, INTAKE_EVENTS, PLANNED_EVENTS].flatMap((part) =>
-  Object.keys(part),
-);
+const declared = [
+  TRANSFER_EVENTS,
+  API_KEY_EVENTS,
+  WEBHOOK_EVENTS,
+  INTAKE_EVENTS,
+  PLANNED_EVENTS,
+  COLLECTION_EVENTS,
+].flatMap((part) => Object.keys(part));
 for (const [index, type] of declared.entries()) {
   if (declared.indexOf(type) !== index) throw new Error(`event catalog: ${type} is declared twice`);
 }

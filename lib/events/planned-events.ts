@@ -13,14 +13,6 @@ const CoffreView = z
   })
   .describe('The vault.');
 
-const CollectionView = z
-  .object({
-    id: z.string().describe('The collection id.'),
-    name: z.string().describe('The collection name.'),
-    items_count: z.int().min(0).describe('Items in the collection after the change.'),
-  })
-  .describe('The collection.');
-
 const MemberView = z
   .object({
     user_id: z.uuid().describe('The member user id.'),
@@ -77,20 +69,6 @@ export const PLANNED_EVENTS = {
       id: z.string().describe('The item id.'),
       name: z.string().describe('File name.'),
       size: z.int().min(0).describe('Size in bytes.'),
-    }),
-  }),
-
-  'collection.created': event('A collection was created.', { collection: CollectionView }),
-  'collection.updated': event('A collection was changed.', {
-    collection: CollectionView,
-    changed: z.array(z.string().describe('A member name.')).describe('The members that were sent.'),
-  }),
-  'collection.deleted': event('A collection was deleted.', { collection: CollectionView }),
-  'collection.item_added': event('An item was added to a collection.', {
-    collection: CollectionView,
-    item: z.object({
-      id: z.string().describe('The item id.'),
-      kind: z.string().describe('What the item is, such as `transfer`.'),
     }),
   }),
 

@@ -1,6 +1,7 @@
 import { HttpClient, type ValiseOptions } from './client.ts';
 import { ApiKeys } from './resources/api-keys.ts';
 import { Audit } from './resources/audit.ts';
+import { Collections } from './resources/collections.ts';
 import { Folders } from './resources/folders.ts';
 import { Intakes } from './resources/intakes.ts';
 import { Meta } from './resources/meta.ts';
@@ -30,6 +31,7 @@ export class Valise {
   readonly folders: Folders;
   readonly audit: Audit;
   readonly meta: Meta;
+  readonly collections: Collections;
 
   constructor(options: ValiseOptions) {
     const http = new HttpClient(options);
@@ -43,6 +45,7 @@ export class Valise {
     this.folders = new Folders(http);
     this.audit = new Audit(http);
     this.meta = new Meta(http);
+    this.collections = new Collections(http);
   }
 }
 

@@ -75,6 +75,18 @@ export const ROUTES = {
   'folders.create': 'POST /v1/folders',
 
   'audit.list': 'GET /v1/audit',
+
+  'collections.list': 'GET /v1/collections',
+  'collections.create': 'POST /v1/collections',
+  'collections.get': 'GET /v1/collections/{id}',
+  'collections.update': 'PATCH /v1/collections/{id}',
+  'collections.delete': 'DELETE /v1/collections/{id}',
+  'collections.addTransfers': 'POST /v1/collections/{id}/transfers',
+  'collections.removeTransfer': 'DELETE /v1/collections/{id}/transfers/{transferId}',
+  'collections.rotateShareLink': 'POST /v1/collections/{id}/rotate-share-link',
+  'collections.disableShareLink': 'DELETE /v1/collections/{id}/share-link',
+  'collections.getShared': 'GET /v1/shared-collections/{code}',
+  'collections.sharedDownloadLinks': 'POST /v1/shared-collections/{code}/download-links',
 } as const satisfies Record<string, DocumentedOperation>;
 
 export type RouteName = keyof typeof ROUTES;

@@ -67,6 +67,17 @@ export type CreateFolderParams = BodyOf<'/v1/folders', 'post'>;
 export type AuditEntry = ItemOf<ResponseOf<'/v1/audit', 'get'>>;
 export type ListAuditParams = FiltersOf<'/v1/audit', 'get'>;
 
+export type Collection = ResponseOf<'/v1/collections/{id}', 'get'>;
+export type CollectionTransfer = Collection['transfers'][number];
+export type CollectionSummary = ItemOf<ResponseOf<'/v1/collections', 'get'>>;
+export type CreateCollectionParams = BodyOf<'/v1/collections', 'post'>;
+export type UpdateCollectionParams = BodyOf<'/v1/collections/{id}', 'patch'>;
+export type AddCollectionTransfersParams = BodyOf<'/v1/collections/{id}/transfers', 'post'>;
+export type DeletedCollection = ResponseOf<'/v1/collections/{id}', 'delete'>;
+export type SharedCollection = ResponseOf<'/v1/shared-collections/{code}', 'get'>;
+export type SharedCollectionTransfer = SharedCollection['transfers'][number];
+export type CollectionDownloadLinksParams = BodyOf<'/v1/shared-collections/{code}/download-links', 'post'>;
+
 export type Me = ResponseOf<'/v1/me', 'get'>;
 export type Welcome = ResponseOf<'/v1/welcome', 'get'>;
 
@@ -99,3 +110,4 @@ export type CreatePublishableKeyParams = BodyOf<'/v1/intakes/{id}/publishable-ke
 export type IntakeForm = ResponseOf<'/v1/intakes/{id}/form', 'get'>;
 export type StartSubmissionParams = BodyOf<'/v1/intakes/{id}/submissions', 'post'>;
 export type IntakeSubmission = ResponseOf<'/v1/intakes/{id}/submissions', 'post'>;
+export type CollectionAccess = SharedCollectionTransfer['access'];

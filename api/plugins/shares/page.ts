@@ -123,7 +123,7 @@ function publicError(error: unknown): { message: string; status: number; headers
   return status >= 500 ? null : { message: error.message, status, headers };
 }
 
-function wantsJson(request: AnyRequest): boolean {
+export function wantsJson(request: AnyRequest): boolean {
   const accept = headerOf(request, 'accept') ?? '';
   return accept.includes('application/json') && !accept.includes('text/html');
 }
@@ -239,7 +239,7 @@ ${e2eNote}
   return shell(`${locked ? 'Files shared with you' : title} · Valise`, body, '/assets/share.js');
 }
 
-function shell(title: string, main: string, script?: string): string {
+export function shell(title: string, main: string, script?: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">

@@ -53,7 +53,7 @@ export type TransferRow = z.infer<typeof transferRow>;
 export const fileRow = storedFileRow.extend({ transfer_id: z.uuid(), position: z.number().int() });
 export type FileRow = z.infer<typeof fileRow>;
 
-const transferColumns = sql.fragment`
+export const transferColumns = sql.fragment`
   t.id, t.workspace_id, t.environment, t.user_id, t.short_code, t.transfer_title, t.status, t.status_reason,
   t.encryption_mode, t.scan_status, t.expires_at, t.upload_deadline, t.max_downloads, t.total_downloads,
   t.password_hash, t.recipient, t.approval_required, t.approval_status, t.approved_at, t.approved_by,

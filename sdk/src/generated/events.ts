@@ -170,61 +170,91 @@ export interface EventDataByType {
       size: number;
     };
   };
-  /** A collection was created. (Planned: not emitted yet.) */
+  /** A collection was created (`POST /v1/collections`). Transfers given at creation follow as `collection.item_added`. */
   'collection.created': {
     /** The collection. */
     collection: {
       /** The collection id. */
       id: string;
-      /** The collection name. */
-      name: string;
+      /** The collection title. */
+      title: string;
       /** Items in the collection after the change. */
       items_count: number;
+      /** Whether its share link works after the change. */
+      share_enabled: boolean;
     };
   };
-  /** A collection was deleted. (Planned: not emitted yet.) */
+  /** A collection was deleted; its transfers were not touched. */
   'collection.deleted': {
     /** The collection. */
     collection: {
       /** The collection id. */
       id: string;
-      /** The collection name. */
-      name: string;
+      /** The collection title. */
+      title: string;
       /** Items in the collection after the change. */
       items_count: number;
+      /** Whether its share link works after the change. */
+      share_enabled: boolean;
     };
   };
-  /** An item was added to a collection. (Planned: not emitted yet.) */
+  /** An item (a transfer) joined a collection; one event per item. Moving an item within the collection records none. */
   'collection.item_added': {
     /** The collection. */
     collection: {
       /** The collection id. */
       id: string;
-      /** The collection name. */
-      name: string;
+      /** The collection title. */
+      title: string;
       /** Items in the collection after the change. */
       items_count: number;
+      /** Whether its share link works after the change. */
+      share_enabled: boolean;
     };
+    /** The item. */
     item: {
-      /** The item id. */
+      /** What the item is: `transfer`. */
+      kind: 'transfer';
+      /** The item id (a transfer id). */
       id: string;
-      /** What the item is, such as `transfer`. */
-      kind: string;
     };
   };
-  /** A collection was changed. (Planned: not emitted yet.) */
+  /** An item (a transfer) was taken out of a collection; the transfer itself is untouched. */
+  'collection.item_removed': {
+    /** The collection. */
+    collection: {
+      /** The collection id. */
+      id: string;
+      /** The collection title. */
+      title: string;
+      /** Items in the collection after the change. */
+      items_count: number;
+      /** Whether its share link works after the change. */
+      share_enabled: boolean;
+    };
+    /** The item. */
+    item: {
+      /** What the item is: `transfer`. */
+      kind: 'transfer';
+      /** The item id (a transfer id). */
+      id: string;
+    };
+  };
+  /** A collection was changed: its title or description (`PATCH /v1/collections/{id}`), or its share link was rotated or turned off. */
   'collection.updated': {
     /** The collection. */
     collection: {
       /** The collection id. */
       id: string;
-      /** The collection name. */
-      name: string;
+      /** The collection title. */
+      title: string;
       /** Items in the collection after the change. */
       items_count: number;
+      /** Whether its share link works after the change. */
+      share_enabled: boolean;
     };
-    /** The members that were sent. */
-    changed: Array<string>;
+    /** What changed: `share_link` for a rotation or a disabling. */
+    changed: Array<'title' | 'description' | 'share_link'>;
   };
   /** A custom domain failed DNS verification. (Planned: not emitted yet.) */
   'domain.failed': {

@@ -327,6 +327,313 @@ export interface Paths {
       scope: 'audit:read';
     };
   };
+  '/v1/collections': {
+    /** List collections */
+    get: {
+      query: {
+        limit?: number;
+        cursor?: string;
+        offset?: number;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          id: string;
+          object: 'collection';
+          title: string;
+          description: string | null;
+          transfer_count: number;
+          /** The public page `/c/{code}`; null while the link is turned off. */
+          share_url: string | null;
+          created_at: string;
+          updated_at: string;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'collections:read';
+    };
+    /** Create a collection */
+    post: {
+      body: {
+        title: string;
+        description?: string | null;
+        transfer_ids?: Array<string>;
+      };
+      response: {
+        id: string;
+        object: 'collection';
+        title: string;
+        description: string | null;
+        transfer_count: number;
+        /** The public page `/c/{code}`; null while the link is turned off. */
+        share_url: string | null;
+        created_at: string;
+        updated_at: string;
+        /** In order, whatever their state. */
+        transfers: Array<{
+          /** The transfer id. */
+          id: string;
+          object: 'collection_transfer';
+          /** 0 for the first; always dense. */
+          position: number;
+          added_at: string;
+          short_code: string;
+          transfer_title: string | null;
+          status: 'active' | 'expired' | 'deleted' | 'scanning';
+          encryption_mode: 'server' | 'e2e';
+          password_protected: boolean;
+          expires_at: string;
+          /** The transfer's own share link. */
+          share_url: string;
+        }>;
+      };
+      scope: 'collections:write';
+    };
+  };
+  '/v1/collections/{id}': {
+    /** Fetch a collection with its transfers */
+    get: {
+      path: {
+        id: string;
+      };
+      response: {
+        id: string;
+        object: 'collection';
+        title: string;
+        description: string | null;
+        transfer_count: number;
+        /** The public page `/c/{code}`; null while the link is turned off. */
+        share_url: string | null;
+        created_at: string;
+        updated_at: string;
+        /** In order, whatever their state. */
+        transfers: Array<{
+          /** The transfer id. */
+          id: string;
+          object: 'collection_transfer';
+          /** 0 for the first; always dense. */
+          position: number;
+          added_at: string;
+          short_code: string;
+          transfer_title: string | null;
+          status: 'active' | 'expired' | 'deleted' | 'scanning';
+          encryption_mode: 'server' | 'e2e';
+          password_protected: boolean;
+          expires_at: string;
+          /** The transfer's own share link. */
+          share_url: string;
+        }>;
+      };
+      scope: 'collections:read';
+    };
+    /** Change a collection */
+    patch: {
+      path: {
+        id: string;
+      };
+      body: {
+        title?: string;
+        description?: string | null;
+      };
+      response: {
+        id: string;
+        object: 'collection';
+        title: string;
+        description: string | null;
+        transfer_count: number;
+        /** The public page `/c/{code}`; null while the link is turned off. */
+        share_url: string | null;
+        created_at: string;
+        updated_at: string;
+        /** In order, whatever their state. */
+        transfers: Array<{
+          /** The transfer id. */
+          id: string;
+          object: 'collection_transfer';
+          /** 0 for the first; always dense. */
+          position: number;
+          added_at: string;
+          short_code: string;
+          transfer_title: string | null;
+          status: 'active' | 'expired' | 'deleted' | 'scanning';
+          encryption_mode: 'server' | 'e2e';
+          password_protected: boolean;
+          expires_at: string;
+          /** The transfer's own share link. */
+          share_url: string;
+        }>;
+      };
+      scope: 'collections:write';
+    };
+    /** Delete a collection */
+    delete: {
+      path: {
+        id: string;
+      };
+      response: {
+        id: string;
+        object: 'collection';
+        deleted: true;
+      };
+      scope: 'collections:manage';
+    };
+  };
+  '/v1/collections/{id}/rotate-share-link': {
+    /** Rotate a collection's share link */
+    post: {
+      path: {
+        id: string;
+      };
+      response: {
+        id: string;
+        object: 'collection';
+        title: string;
+        description: string | null;
+        transfer_count: number;
+        /** The public page `/c/{code}`; null while the link is turned off. */
+        share_url: string | null;
+        created_at: string;
+        updated_at: string;
+        /** In order, whatever their state. */
+        transfers: Array<{
+          /** The transfer id. */
+          id: string;
+          object: 'collection_transfer';
+          /** 0 for the first; always dense. */
+          position: number;
+          added_at: string;
+          short_code: string;
+          transfer_title: string | null;
+          status: 'active' | 'expired' | 'deleted' | 'scanning';
+          encryption_mode: 'server' | 'e2e';
+          password_protected: boolean;
+          expires_at: string;
+          /** The transfer's own share link. */
+          share_url: string;
+        }>;
+      };
+      scope: 'collections:manage';
+    };
+  };
+  '/v1/collections/{id}/share-link': {
+    /** Turn a collection's share link off */
+    delete: {
+      path: {
+        id: string;
+      };
+      response: {
+        id: string;
+        object: 'collection';
+        title: string;
+        description: string | null;
+        transfer_count: number;
+        /** The public page `/c/{code}`; null while the link is turned off. */
+        share_url: string | null;
+        created_at: string;
+        updated_at: string;
+        /** In order, whatever their state. */
+        transfers: Array<{
+          /** The transfer id. */
+          id: string;
+          object: 'collection_transfer';
+          /** 0 for the first; always dense. */
+          position: number;
+          added_at: string;
+          short_code: string;
+          transfer_title: string | null;
+          status: 'active' | 'expired' | 'deleted' | 'scanning';
+          encryption_mode: 'server' | 'e2e';
+          password_protected: boolean;
+          expires_at: string;
+          /** The transfer's own share link. */
+          share_url: string;
+        }>;
+      };
+      scope: 'collections:manage';
+    };
+  };
+  '/v1/collections/{id}/transfers': {
+    /** Add transfers to a collection */
+    post: {
+      path: {
+        id: string;
+      };
+      body: {
+        transfer_ids: Array<string>;
+        position?: number;
+      };
+      response: {
+        id: string;
+        object: 'collection';
+        title: string;
+        description: string | null;
+        transfer_count: number;
+        /** The public page `/c/{code}`; null while the link is turned off. */
+        share_url: string | null;
+        created_at: string;
+        updated_at: string;
+        /** In order, whatever their state. */
+        transfers: Array<{
+          /** The transfer id. */
+          id: string;
+          object: 'collection_transfer';
+          /** 0 for the first; always dense. */
+          position: number;
+          added_at: string;
+          short_code: string;
+          transfer_title: string | null;
+          status: 'active' | 'expired' | 'deleted' | 'scanning';
+          encryption_mode: 'server' | 'e2e';
+          password_protected: boolean;
+          expires_at: string;
+          /** The transfer's own share link. */
+          share_url: string;
+        }>;
+      };
+      scope: 'collections:write';
+    };
+  };
+  '/v1/collections/{id}/transfers/{transferId}': {
+    /** Take a transfer out of a collection */
+    delete: {
+      path: {
+        id: string;
+        transferId: string;
+      };
+      response: {
+        id: string;
+        object: 'collection';
+        title: string;
+        description: string | null;
+        transfer_count: number;
+        /** The public page `/c/{code}`; null while the link is turned off. */
+        share_url: string | null;
+        created_at: string;
+        updated_at: string;
+        /** In order, whatever their state. */
+        transfers: Array<{
+          /** The transfer id. */
+          id: string;
+          object: 'collection_transfer';
+          /** 0 for the first; always dense. */
+          position: number;
+          added_at: string;
+          short_code: string;
+          transfer_title: string | null;
+          status: 'active' | 'expired' | 'deleted' | 'scanning';
+          encryption_mode: 'server' | 'e2e';
+          password_protected: boolean;
+          expires_at: string;
+          /** The transfer's own share link. */
+          share_url: string;
+        }>;
+      };
+      scope: 'collections:write';
+    };
+  };
   '/v1/downloads/{token}': {
     /** Download one file */
     get: {
@@ -1293,6 +1600,65 @@ export interface Paths {
       scope: 'transfers:read';
     };
   };
+  '/v1/shared-collections/{code}': {
+    /** A shared collection as a visitor of its link sees it */
+    get: {
+      path: {
+        code: string;
+      };
+      response: {
+        object: 'shared_collection';
+        title: string;
+        description: string | null;
+        /** Only the transfers that can be downloaded now, in order. */
+        transfers: Array<{
+          /** The transfer id, for download-links. */
+          id: string;
+          /** `open`: files listed; `password`: its password first; `own_link`: end-to-end, only its own link can download it. */
+          access: 'open' | 'password' | 'own_link';
+          /** null behind a password */
+          transfer_title: string | null;
+          encryption_mode: 'server' | 'e2e';
+          password_required: boolean;
+          expires_at: string;
+          downloads_remaining: number | null;
+          scan_warning: string | null;
+          /** Listed only when `access` is `open`. */
+          files: Array<{
+            id: string;
+            name: string;
+            size: number;
+            mime_type: string;
+            sha256: string | null;
+          }> | null;
+        }>;
+      };
+    };
+  };
+  '/v1/shared-collections/{code}/download-links': {
+    /** Download links for one transfer of a shared collection */
+    post: {
+      path: {
+        code: string;
+      };
+      body: {
+        transfer_id: string;
+        file_id?: string;
+        password?: string;
+      };
+      response: {
+        object: 'download_links';
+        total_downloads: number;
+        files: Array<{
+          file_id: string;
+          name: string;
+          size: number;
+          download_url: string;
+          download_expires_in: number;
+        }>;
+      };
+    };
+  };
   '/v1/shares/{code}': {
     /** A shared transfer as its recipient sees it */
     get: {
@@ -2017,6 +2383,9 @@ export interface Paths {
 /** `METHOD /path` of every documented operation, sorted: what the SDK route table is checked against. */
 export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/api-keys/{id}',
+  'DELETE /v1/collections/{id}',
+  'DELETE /v1/collections/{id}/share-link',
+  'DELETE /v1/collections/{id}/transfers/{transferId}',
   'DELETE /v1/intakes/{id}',
   'DELETE /v1/intakes/{id}/documents/{docId}',
   'DELETE /v1/intakes/{id}/publishable-keys/{keyId}',
@@ -2027,6 +2396,8 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/api-keys',
   'GET /v1/api-keys/{id}',
   'GET /v1/audit',
+  'GET /v1/collections',
+  'GET /v1/collections/{id}',
   'GET /v1/downloads/{token}',
   'GET /v1/folders',
   'GET /v1/health',
@@ -2041,6 +2412,7 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/rules',
   'GET /v1/rules/{id}',
   'GET /v1/rules/{id}/executions',
+  'GET /v1/shared-collections/{code}',
   'GET /v1/shares/{code}',
   'GET /v1/transfers',
   'GET /v1/transfers/{id}',
@@ -2050,17 +2422,22 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/webhooks/{id}/deliveries',
   'GET /v1/welcome',
   'PATCH /v1/api-keys/{id}',
+  'PATCH /v1/collections/{id}',
   'PATCH /v1/intakes/{id}',
   'PATCH /v1/rules/{id}',
   'PATCH /v1/webhooks',
   'POST /v1/api-keys',
   'POST /v1/api-keys/{id}/rotate',
+  'POST /v1/collections',
+  'POST /v1/collections/{id}/rotate-share-link',
+  'POST /v1/collections/{id}/transfers',
   'POST /v1/folders',
   'POST /v1/intakes',
   'POST /v1/intakes/{id}/close',
   'POST /v1/intakes/{id}/publishable-keys',
   'POST /v1/intakes/{id}/submissions',
   'POST /v1/rules',
+  'POST /v1/shared-collections/{code}/download-links',
   'POST /v1/shares/{code}/download-links',
   'POST /v1/shares/{code}/unlock',
   'POST /v1/transfers',
