@@ -5,8 +5,8 @@ import { createIntakeQueries, type IntakeFileRow, type IntakeRow } from '../db/q
 import { DomainError } from '../errors.ts';
 import { requestView, submissionView } from '../events/intake-events.ts';
 import type { Services } from '../services.ts';
-import { PART_PLAINTEXT, storedSize } from '../uploads/parts.ts';
-import { signUploadToken } from '../uploads/tokens.ts';
+import { storedSize } from '../uploads/parts.ts';
+import { uploadUrlEntry } from '../uploads/upload-urls.ts';
 import type { IntakeKem, IntakeSource } from '../vocabulary.ts';
 import { randomId } from './ids.ts';
 import { presentForm } from './present.ts';
@@ -111,25 +111,15 @@ export async function startSubmission(services: Services, submitter: Submitter, 
       upload_deadline: document.upload_deadline,
       created_at: document.created_at,
     },
-    upload_urls: files.map((file) => {
-      const token = signUploadToken(
-        services.keys.links,
+    upload_urls: files.map((file) => ({
+      ...uploadUrlEntry(
+        services,
         { kind: 'intake', owner: document.id, file: file.id },
+        file,
         document.upload_deadline,
-      );
-      return {
-        file_id: file.id,
-        name: file.name,
-        size: file.size,
-        plaintext_size: file.plaintext_size,
-        method: 'PUT' as const,
-        url: `${services.config.api.publicBaseUrl}/v1/uploads/${token}`,
-        headers: { 'Content-Type': 'application/octet-stream' },
-        expires_at: document.upload_deadline,
-        resumable: true,
-        part_size: PART_PLAINTEXT,
-      };
-    }),
+      ),
+      plaintext_size: file.plaintext_size,
+    })),
   };
 }
 

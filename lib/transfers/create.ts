@@ -8,8 +8,8 @@ import { createTransferQueries, type FileRow, type TransferRow } from '../db/que
 import { DomainError } from '../errors.ts';
 import { transferCreatedView } from '../events/views.ts';
 import type { Services } from '../services.ts';
-import { PART_PLAINTEXT, storedSize } from '../uploads/parts.ts';
-import { signUploadToken } from '../uploads/tokens.ts';
+import { storedSize } from '../uploads/parts.ts';
+import { uploadUrlEntry } from '../uploads/upload-urls.ts';
 import type { EncryptionMode } from '../vocabulary.ts';
 import { limitsFor, type TransferLimits } from './limits.ts';
 import { presentTransfer, shareUrl } from './present.ts';
@@ -111,22 +111,12 @@ async function checkDailyQuota(transfers: ReturnType<typeof createTransferQuerie
 
 /** One upload_urls entry: a signed, single-file URL that needs no API key (docs/transfers.md). */
 export function uploadUrlFor(services: Services, transfer: TransferRow, file: FileRow) {
-  const token = signUploadToken(
-    services.keys.links,
+  return uploadUrlEntry(
+    services,
     { kind: 'transfer', owner: transfer.id, file: file.id },
+    file,
     transfer.upload_deadline,
   );
-  return {
-    file_id: file.id,
-    name: file.name,
-    size: file.size,
-    method: 'PUT' as const,
-    url: `${services.config.api.publicBaseUrl}/v1/uploads/${token}`,
-    headers: { 'Content-Type': 'application/octet-stream' },
-    expires_at: transfer.upload_deadline,
-    resumable: true,
-    part_size: PART_PLAINTEXT,
-  };
 }
 
 function checkLimits(limits: TransferLimits, mode: EncryptionMode, input: CreateTransferInput) {

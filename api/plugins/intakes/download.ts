@@ -1,11 +1,16 @@
-import Joi from 'joi';
 import { DomainError } from '../../../lib/errors.ts';
 import { openIntakeDownload, resolveIntakeDownload } from '../../../lib/intakes/documents.ts';
 import { clientIp } from '../../client-ip.ts';
 import { parseRangeHeader } from '../../http/ranges.ts';
 import { defineRoute } from '../../route.ts';
 import { headerOf } from '../../types.ts';
-import { contentDisposition, DOWNLOAD_SAFETY_HEADERS, endOfDownload, limitDuration } from '../shares/download.ts';
+import {
+  contentDisposition,
+  DOWNLOAD_SAFETY_HEADERS,
+  endOfDownload,
+  limitDuration,
+  linkTokenParams,
+} from '../shares/download.ts';
 
 export const downloadRoute = defineRoute({
   method: 'GET',
@@ -20,14 +25,7 @@ export const downloadRoute = defineRoute({
       'the encrypted VAL1 blob, to decrypt with the intake\u2019s private key; server-mode documents send the file, ' +
       'decrypted. Supports a single HTTP Range.',
     tags: ['api', 'intakes'],
-    validate: {
-      params: Joi.object<{ token: string }>({
-        token: Joi.string()
-          .max(1024)
-          .pattern(/^[\w-]+\.[\w-]+$/, 'token')
-          .required(),
-      }),
-    },
+    validate: { params: linkTokenParams },
     timeout: { socket: false },
     response: { ranges: false },
     ext: endOfDownload,

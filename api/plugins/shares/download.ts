@@ -27,6 +27,14 @@ export const DOWNLOAD_SAFETY_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy': "sandbox; default-src 'none'",
 };
 
+/** The path of a signed link (`/v1/downloads/{token}`, `/v1/intake-downloads/{token}`). */
+export const linkTokenParams = Joi.object<{ token: string }>({
+  token: Joi.string()
+    .max(1024)
+    .pattern(/^[\w-]+\.[\w-]+$/, 'token')
+    .required(),
+});
+
 /** What to undo once a download's response has ended, however it ended: its slot, its timer. */
 const endings = new WeakMap<AnyRequest, () => void>();
 
@@ -51,14 +59,7 @@ export const downloadRoute = defineRoute({
     notes:
       'Streams the file (decrypted in server mode). Supports a single HTTP Range. Links expire after 300 seconds. A client that reads nothing for `DOWNLOAD_IDLE_TIMEOUT` (60 s), or is still downloading after `DOWNLOAD_REQUEST_TIMEOUT` (6 h), is disconnected (resume with Range). Past `DOWNLOADS_PER_IP` downloads at once from one address or `DOWNLOADS_PER_TRANSFER` of one transfer: 429 `rate_limited` with `Retry-After`.',
     tags: ['api', 'shares'],
-    validate: {
-      params: Joi.object<{ token: string }>({
-        token: Joi.string()
-          .max(1024)
-          .pattern(/^[\w-]+\.[\w-]+$/, 'token')
-          .required(),
-      }),
-    },
+    validate: { params: linkTokenParams },
     // Not hapi's socket timeout: the handler sets the idle timeout once the body starts.
     timeout: { socket: false },
     // Ranges are served here, from the segments they need, and bodies are sent as they are.

@@ -94,13 +94,6 @@ export class Intakes extends Resource {
 
   /** The response of a document file's `download_url`, body unread (a stream). */
   openDownload(downloadUrl: string, options: RequestOptions & { range?: string } = {}): Promise<Response> {
-    return this.http.send({
-      ...options,
-      method: 'GET',
-      path: downloadUrl,
-      authenticate: false,
-      headers: { accept: '*/*', ...(options.range ? { range: options.range } : {}) },
-      timeoutMs: options.timeoutMs ?? this.http.transferTimeoutMs,
-    });
+    return this.fetchLink(downloadUrl, options);
   }
 }

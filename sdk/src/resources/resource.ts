@@ -39,4 +39,16 @@ export abstract class Resource {
       this.call<E>(route, { ...input, query: { ...input.query, ...(cursor === undefined ? {} : { cursor }) } }),
     );
   }
+
+  /** GETs a capability URL (a download link): no API key, body unread (a stream), `range` a `Range` value. */
+  protected fetchLink(url: string, options: RequestOptions & { range?: string } = {}): Promise<Response> {
+    return this.http.send({
+      ...options,
+      method: 'GET',
+      path: url,
+      authenticate: false,
+      headers: { accept: '*/*', ...(options.range ? { range: options.range } : {}) },
+      timeoutMs: options.timeoutMs ?? this.http.transferTimeoutMs,
+    });
+  }
 }

@@ -28,13 +28,6 @@ export class Shares extends Resource {
 
   /** The response of a download link, body unread (a stream). `range` is a `Range` header value. */
   openDownload(downloadUrl: string, options: RequestOptions & { range?: string } = {}): Promise<Response> {
-    return this.http.send({
-      ...options,
-      method: 'GET',
-      path: downloadUrl,
-      authenticate: false,
-      headers: { accept: '*/*', ...(options.range ? { range: options.range } : {}) },
-      timeoutMs: options.timeoutMs ?? this.http.transferTimeoutMs,
-    });
+    return this.fetchLink(downloadUrl, options);
   }
 }
