@@ -10,6 +10,7 @@ import { apiKeysPlugin } from './plugins/api-keys/index.ts';
 import { auditPlugin } from './plugins/audit/index.ts';
 import { foldersPlugin } from './plugins/folders/index.ts';
 import { metaPlugin } from './plugins/meta/index.ts';
+import { recipientsPlugin } from './plugins/recipients/index.ts';
 import { rulesPlugin } from './plugins/rules/index.ts';
 import { sharesPlugin } from './plugins/shares/index.ts';
 import { transfersPlugin } from './plugins/transfers/index.ts';
@@ -66,6 +67,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     webhooksPlugin,
     rulesPlugin,
     webPlugin,
+    recipientsPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their
   // routes bound themselves (idle and request timeouts, docs/transfers.md). JSON routes are

@@ -15,6 +15,7 @@ import {
   IDEMPOTENCY_STATES,
   KEY_TYPES,
   MEMBER_ROLES,
+  RECIPIENT_SOURCES,
   RULE_ACTION_TYPES,
   RULE_EXECUTION_STATUSES,
   SCAN_STATUSES,
@@ -45,6 +46,7 @@ const CHECKED_COLUMNS: Record<string, readonly string[]> = {
   'webhook_delivery_attempts.trigger': DELIVERY_TRIGGERS,
   'rules.action_type': RULE_ACTION_TYPES,
   'rule_executions.status': RULE_EXECUTION_STATUSES,
+  'recipients.source': RECIPIENT_SOURCES,
 };
 
 /** Every enum type → its vocabulary. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { API_KEY_EVENTS } from './api-key-events.ts';
 import { catalogSchema, type EventDeclaration, type JsonSchema } from './define.ts';
 import { PLANNED_EVENTS } from './planned-events.ts';
+import { RECIPIENT_EVENTS } from './recipient-events.ts';
 import { TRANSFER_EVENTS } from './transfer-events.ts';
 import { SHARED_VIEWS } from './views.ts';
 import { WEBHOOK_EVENTS } from './webhook-events.ts';
@@ -39,6 +40,7 @@ export const EVENT_FAMILIES = {
   session: 'Dashboard sessions.',
   webhook: 'Webhook endpoints themselves: when Valise stops delivering to one.',
   ping: 'Test deliveries.',
+  recipient: 'The address book, and downloads completed through personal links.',
 } as const;
 export type EventFamily = keyof typeof EVENT_FAMILIES;
 
@@ -48,10 +50,13 @@ export const EVENTS = {
   ...API_KEY_EVENTS,
   ...WEBHOOK_EVENTS,
   ...PLANNED_EVENTS,
+  ...RECIPIENT_EVENTS,
 } satisfies Record<string, EventDeclaration>;
 
 // A type declared in two parts would be silently overwritten by the spread.
-const declared = [TRANSFER_EVENTS, API_KEY_EVENTS, WEBHOOK_EVENTS, PLANNED_EVENTS].flatMap((part) => Object.keys(part));
+const declared = [TRANSFER_EVENTS, API_KEY_EVENTS, WEBHOOK_EVENTS, PLANNED_EVENTS, RECIPIENT_EVENTS].flatMap((part) =>
+  Object.keys(part),
+);
 for (const [index, type] of declared.entries()) {
   if (declared.indexOf(type) !== index) throw new Error(`event catalog: ${type} is declared twice`);
 }

@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import type { FileRow, TransferRow } from '../db/queries/transfers.ts';
+import type { PresentedTransferRecipient } from '../recipients/links.ts';
 
 export function shareUrl(config: Config, shortCode: string): string {
   return `${config.api.publicBaseUrl}/t/${shortCode}`;
@@ -29,8 +30,16 @@ export function presentFile(file: FileRow) {
   };
 }
 
-/** A transfer as its owner sees it. Never the password hash or any key material. */
-export function presentTransfer(config: Config, transfer: TransferRow, files: readonly FileRow[]) {
+/**
+ * A transfer as its owner sees it, with its recipients' personal links. Never the password hash or
+ * any key material.
+ */
+export function presentTransfer(
+  config: Config,
+  transfer: TransferRow,
+  files: readonly FileRow[],
+  recipients: readonly PresentedTransferRecipient[],
+) {
   return {
     id: transfer.id,
     object: 'transfer' as const,
@@ -45,6 +54,7 @@ export function presentTransfer(config: Config, transfer: TransferRow, files: re
     max_downloads: transfer.max_downloads,
     password_protected: transfer.password_hash !== null,
     recipient: transfer.recipient,
+    recipients: [...recipients],
     share_url: shareUrl(config, transfer.short_code),
     approval_required: transfer.approval_required,
     approval_status: transfer.approval_status,

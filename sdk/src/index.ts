@@ -3,6 +3,7 @@ import { ApiKeys } from './resources/api-keys.ts';
 import { Audit } from './resources/audit.ts';
 import { Folders } from './resources/folders.ts';
 import { Meta } from './resources/meta.ts';
+import { Recipients } from './resources/recipients.ts';
 import { Rules } from './resources/rules.ts';
 import { Shares } from './resources/shares.ts';
 import { Transfers } from './resources/transfers.ts';
@@ -28,6 +29,7 @@ export class Valise {
   readonly folders: Folders;
   readonly audit: Audit;
   readonly meta: Meta;
+  readonly recipients: Recipients;
 
   constructor(options: ValiseOptions) {
     const http = new HttpClient(options);
@@ -40,6 +42,7 @@ export class Valise {
     this.folders = new Folders(http);
     this.audit = new Audit(http);
     this.meta = new Meta(http);
+    this.recipients = new Recipients(http);
   }
 }
 

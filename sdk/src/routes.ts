@@ -22,6 +22,7 @@ export const ROUTES = {
   'transfers.approve': 'POST /v1/transfers/{id}/approve',
   'transfers.setFolder': 'PUT /v1/transfers/{id}/folder',
   'transfers.removeFolder': 'DELETE /v1/transfers/{id}/folder',
+  'transfers.recipients': 'GET /v1/transfers/{id}/recipients',
 
   'uploads.status': 'GET /v1/uploads/{token}',
   'uploads.put': 'PUT /v1/uploads/{token}',
@@ -59,6 +60,12 @@ export const ROUTES = {
   'folders.create': 'POST /v1/folders',
 
   'audit.list': 'GET /v1/audit',
+
+  'recipients.list': 'GET /v1/recipients',
+  'recipients.create': 'POST /v1/recipients',
+  'recipients.get': 'GET /v1/recipients/{id}',
+  'recipients.update': 'PATCH /v1/recipients/{id}',
+  'recipients.delete': 'DELETE /v1/recipients/{id}',
 } as const satisfies Record<string, DocumentedOperation>;
 
 export type RouteName = keyof typeof ROUTES;
