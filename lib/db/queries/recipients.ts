@@ -248,17 +248,19 @@ export function createRecipientQueries(db: CommonQueryMethods) {
       const grant = await db.maybeOne(sql.type(z.object({ completed: z.boolean() }))`
         SELECT completed_at IS NOT NULL AS completed FROM recipient_grants WHERE grant_id = ${grantId} FOR UPDATE`);
       if (!grant) return null;
+      const start = sql.fragment`${response.start}::bigint`;
+      const end = sql.fragment`(${response.start}::bigint + ${response.bytes}::bigint)`;
       const file = await db.maybeOne(sql.type(z.object({ newly_completed: z.boolean() }))`
         WITH before AS (
           SELECT completed_at FROM recipient_deliveries WHERE grant_id = ${grantId} AND file_id = ${fileId}
         )
         UPDATE recipient_deliveries d SET
-          delivered_through = CASE WHEN ${response.start} <= d.delivered_through
-            THEN least(d.size, greatest(d.delivered_through, ${response.start} + ${response.bytes}))
+          delivered_through = CASE WHEN ${start} <= d.delivered_through
+            THEN least(d.size, greatest(d.delivered_through, ${end}))
             ELSE d.delivered_through END,
           completed_at = CASE
-            WHEN d.completed_at IS NULL AND ${response.finished} AND ${response.start} <= d.delivered_through
-              AND ${response.start} + ${response.bytes} >= d.size
+            WHEN d.completed_at IS NULL AND ${response.finished}::boolean AND ${start} <= d.delivered_through
+              AND ${end} >= d.size
             THEN ms_now() ELSE d.completed_at END
         FROM before
         WHERE d.grant_id = ${grantId} AND d.file_id = ${fileId}
