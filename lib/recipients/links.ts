@@ -1,15 +1,14 @@
 import type { CommonQueryMethods } from 'slonik';
 import { type Caller, tenantOf } from '../api-keys/present.ts';
-import type { Config } from '../config.ts';
 import { randomBase62 } from '../crypto/secrets.ts';
 import type { Tenant } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
-import { createRecipientQueries, type TransferRecipientRow } from '../db/queries/recipients.ts';
+import { createRecipientQueries } from '../db/queries/recipients.ts';
 import { createTransferQueries } from '../db/queries/transfers.ts';
 import { DomainError, notFound } from '../errors.ts';
 import { recipientEventView } from '../events/recipient-events.ts';
 import type { Services } from '../services.ts';
-import { shareUrl } from '../transfers/present.ts';
+import { type PresentedTransferRecipient, presentTransferRecipient } from '../transfers/present.ts';
 import { normaliseEmail, sameAddress } from './email.ts';
 
 // Personal links (docs/recipients.md): each address a transfer is sent to gets
@@ -70,22 +69,6 @@ export async function attachRecipients(
     });
   }
 }
-
-/** A transfer's recipient as its owner sees it: with the personal link, to copy. */
-export function presentTransferRecipient(config: Config, link: TransferRecipientRow) {
-  return {
-    object: 'transfer_recipient' as const,
-    recipient_id: link.recipient_id,
-    email: link.email,
-    share_url: shareUrl(config, link.share_code),
-    mailed_at: link.mailed_at,
-    downloads_completed: link.downloads_completed,
-    last_downloaded_at: link.last_downloaded_at,
-    files_downloaded: link.files_downloaded,
-  };
-}
-
-export type PresentedTransferRecipient = ReturnType<typeof presentTransferRecipient>;
 
 /** The personal links of several transfers of the caller's, by transfer id. */
 export async function recipientsByTransfer(

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
+import type { TransferRecipientRow } from '../db/queries/recipients.ts';
 import type { FileRow, TransferRow } from '../db/queries/transfers.ts';
-import type { PresentedTransferRecipient } from '../recipients/links.ts';
 
 export function shareUrl(config: Config, shortCode: string): string {
   return `${config.api.publicBaseUrl}/t/${shortCode}`;
@@ -15,6 +15,25 @@ export function scanWarning(transfer: Pick<TransferRow, 'scan_status'>): string 
     ? 'Some of these files were too large to be checked for malware. Open them only if you trust the sender.'
     : null;
 }
+
+/**
+ * A transfer's recipient as its owner sees it, with the personal link to copy (docs/recipients.md).
+ * The link is a capability: it appears in the owner's API answers only, never in events or audit.
+ */
+export function presentTransferRecipient(config: Config, link: TransferRecipientRow) {
+  return {
+    object: 'transfer_recipient' as const,
+    recipient_id: link.recipient_id,
+    email: link.email,
+    share_url: shareUrl(config, link.share_code),
+    mailed_at: link.mailed_at,
+    downloads_completed: link.downloads_completed,
+    last_downloaded_at: link.last_downloaded_at,
+    files_downloaded: link.files_downloaded,
+  };
+}
+
+export type PresentedTransferRecipient = ReturnType<typeof presentTransferRecipient>;
 
 export function presentFile(file: FileRow) {
   return {
