@@ -173,7 +173,17 @@ const REQUIRED_TYPES = [
   'ping',
 ];
 /** Types Valise adds beyond the brief: what rule actions and webhook auto-disabling record. */
-const VALISE_TYPES = ['transfer.expiry_extended', 'transfer.archived', 'transfer.scan_too_large', 'webhook.disabled'];
+const VALISE_TYPES = [
+  'transfer.expiry_extended',
+  'transfer.archived',
+  'transfer.scan_too_large',
+  'webhook.disabled',
+  // The address book and personal links (docs/recipients.md).
+  'recipient.created',
+  'recipient.updated',
+  'recipient.deleted',
+  'recipient.download_completed',
+];
 
 /** The spec's supported `trigger_event` values (Endpoints, Automation rules), as it lists them. */
 const SPEC_TRIGGERS = [
