@@ -4,6 +4,7 @@ import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto/key-wrap.ts';
 import { createAuditQueries } from '../lib/db/queries/audit.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
+import { createRecipientQueries } from '../lib/db/queries/recipients.ts';
 import { createTransferQueries, type TransferRow } from '../lib/db/queries/transfers.ts';
 import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
 import type { EventData, EventType } from '../lib/events/catalog.ts';
@@ -245,25 +246,46 @@ export function createTransferActivities(deps: TransferActivityDeps) {
       );
     },
 
-    /** Mails the recipient the share link, only while the transfer is active and, if it needs approval, approved. */
+    /**
+     * Mails each recipient their personal link, only while the transfer is active and, if it needs
+     * approval, approved. A recipient is marked as mailed once their mail is sent, so a retry mails
+     * only those not yet mailed (one mail each, unless the worker dies between a send and its mark).
+     */
     async notifyRecipient(transferId: string): Promise<void> {
       const transfer = await mustLoad(transferId);
       if (!transfer.recipient || transfer.status !== 'active') return;
       if (transfer.approval_required && transfer.approval_status !== 'approved') return;
       const files = await transfers.files(transferId);
       const sender = await createWorkspaceQueries(db).findUser(transfer.workspace_id, transfer.user_id);
-      await send(
+      const mail = (to: string, code: string) =>
         shareLinkMail({
-          to: transfer.recipient,
+          to,
           senderName: sender?.email ?? 'Valise',
           transferTitle: transfer.transfer_title ?? 'Files for you',
-          shareUrl: shareUrl(deps.config, transfer.short_code),
+          shareUrl: shareUrl(deps.config, code),
           expiresAt: transfer.expires_at,
           fileCount: files.length,
           totalBytes: files.reduce((sum, f) => sum + f.size, 0),
           warning: scanWarning(transfer),
-        }),
-      );
+        });
+      const recipients = createRecipientQueries(db);
+      const links = await recipients.linksOfTransfer(transferId);
+      // A transfer created before personal links existed has its one address and no link.
+      if (links.length === 0) return void (await send(mail(transfer.recipient, transfer.short_code)));
+      // An address the mail server refuses for good does not keep the others from their mail.
+      let refused: unknown = null;
+      for (const link of links) {
+        if (link.mailed_at) continue;
+        try {
+          await send(mail(link.email, link.share_code));
+        } catch (error) {
+          if (!(error instanceof ApplicationFailure) || !error.nonRetryable) throw error;
+          refused ??= error;
+          continue;
+        }
+        await recipients.markMailed(link.id);
+      }
+      if (refused) throw refused;
     },
   };
 }

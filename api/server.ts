@@ -12,6 +12,7 @@ import { collectionsPlugin } from './plugins/collections/index.ts';
 import { foldersPlugin } from './plugins/folders/index.ts';
 import { intakesPlugin } from './plugins/intakes/index.ts';
 import { metaPlugin } from './plugins/meta/index.ts';
+import { recipientsPlugin } from './plugins/recipients/index.ts';
 import { rulesPlugin } from './plugins/rules/index.ts';
 import { sharesPlugin } from './plugins/shares/index.ts';
 import { transfersPlugin } from './plugins/transfers/index.ts';
@@ -70,6 +71,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     intakesPlugin,
     webPlugin,
     collectionsPlugin,
+    recipientsPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their
   // routes bound themselves (idle and request timeouts, docs/transfers.md). JSON routes are

@@ -177,3 +177,7 @@ export type CollectionAccess = (typeof COLLECTION_ACCESS)[number];
 export function isOneOf<const T extends readonly string[]>(vocabulary: T, value: unknown): value is T[number] {
   return typeof value === 'string' && (vocabulary as readonly string[]).includes(value);
 }
+
+/** How an address-book entry came to be: created through the API, or from a transfer's recipients. */
+export const RECIPIENT_SOURCES = ['api', 'transfer'] as const;
+export type RecipientSource = (typeof RECIPIENT_SOURCES)[number];

@@ -115,7 +115,9 @@ for (const moment of ['before upload', 'during scan', 'after activation'] as con
       t.truthy(told);
       if (decision === 'approved') {
         const link = await waitForMail(recipient, /.+/, 60_000);
-        t.true(link.text.includes(`/t/${created.transfer.short_code}`));
+        // The recipient's personal link to the transfer (docs/recipients.md).
+        const personal = new URL(initial.body.recipients[0].share_url).pathname;
+        t.true(link.text.includes(personal));
       }
       await settle(id);
       const toRecipient = await mailsTo(recipient);

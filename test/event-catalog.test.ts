@@ -179,6 +179,11 @@ const VALISE_TYPES = [
   'transfer.scan_too_large',
   'webhook.disabled',
   'collection.item_removed',
+  // The address book and personal links (docs/recipients.md).
+  'recipient.created',
+  'recipient.updated',
+  'recipient.deleted',
+  'recipient.download_completed',
 ];
 
 /** The spec's supported `trigger_event` values (Endpoints, Automation rules), as it lists them. */
@@ -369,6 +374,7 @@ function scenariosRun(): Promise<void> {
       ruleActions,
       intakes,
       collections,
+      recipients,
     };
     const results = await Promise.allSettled(Object.values(runs).map((run) => run()));
     results.forEach((result, index) => {
@@ -592,6 +598,24 @@ async function collections() {
   await ok(api.call('DELETE', path, { key }), 200);
 }
 
+async function recipients() {
+  // The address book by hand, then a download completed through a personal link.
+  const entry = await ok(
+    api.call('POST', '/v1/recipients', { key: ws.keys.live, body: { email: uniqueAddress('book'), tags: ['vip'] } }),
+    201,
+  );
+  await ok(api.call('PATCH', `/v1/recipients/${entry.body.id}`, { key: ws.keys.live, body: { name: 'Ann' } }), 200);
+  await ok(api.call('DELETE', `/v1/recipients/${entry.body.id}`, { key: ws.keys.live }), 200);
+  const bytes = content(4096);
+  const created = await activeTransfer({ recipients: [uniqueAddress('personal')] }, bytes);
+  const sent = await ok(api.call('GET', `/v1/transfers/${created.transfer.id}/recipients`, { key: ws.keys.live }), 200);
+  const code = new URL(sent.body.data[0].share_url).pathname.split('/').pop();
+  const issued = await ok(links(api, code ?? ''), 200);
+  const body = Buffer.from(await (await fetch(issued.body.files[0].download_url)).arrayBuffer());
+  if (!body.equals(bytes)) throw new Error('the personal link served other bytes');
+  await eventually(async () => ((await rowsOf('recipient.download_completed')).length > 0 ? true : undefined), 30_000);
+}
+
 const emitted = EVENT_CATALOG.filter((entry) => entry.emitted);
 
 test('every scenario ran to completion', async (t) => {
@@ -659,4 +683,6 @@ test('the rows cover each variant the schemas allow for', async (t) => {
     'every created key carries its scopes, bootstrap keys included',
   );
   t.deepEqual(await values('api_key.updated', (d) => d.changed.join()), ['name,description,max_uses']);
+  t.deepEqual(await values('recipient.created', (d) => d.source), ['api', 'transfer']);
+  t.deepEqual(await values('transfer.downloaded', (d) => typeof d.recipient), ['object', 'undefined']);
 });

@@ -102,3 +102,38 @@ test('collections: another workspace or environment gets 404 on every route, lis
     [transferId],
   );
 });
+
+test('recipients and transfer recipients: other workspaces and environments get 404 and never see them', async (t) => {
+  const made = await api.call('POST', '/v1/recipients', {
+    key: acme.keys.live,
+    body: { email: `isolated-${Date.now()}@valise.test`, name: 'Isolated' },
+  });
+  t.is(made.status, 201);
+  const id = made.body.id as string;
+  const transfer = await api.call('POST', '/v1/transfers', {
+    key: acme.keys.live,
+    body: { files: [{ name: 'a', size: 1 }], recipients: [made.body.email] },
+  });
+  t.is(transfer.status, 201);
+  for (const key of [globex.keys.live, acme.keys.test, acme.keys.sandbox]) {
+    const attempts = [
+      await api.call('GET', `/v1/recipients/${id}`, { key }),
+      await api.call('PATCH', `/v1/recipients/${id}`, { key, body: { name: 'hijack' } }),
+      await api.call('DELETE', `/v1/recipients/${id}`, { key }),
+      await api.call('GET', `/v1/transfers/${transfer.body.transfer.id}/recipients`, { key }),
+    ];
+    for (const response of attempts) {
+      t.is(response.status, 404, response.text);
+      t.is(response.body.error.code, 'not_found');
+    }
+    const list = await api.call('GET', `/v1/recipients?limit=100&search=${encodeURIComponent(made.body.email)}`, {
+      key,
+    });
+    t.deepEqual(list.body.data, []);
+  }
+  // The same address is a separate entry in another workspace.
+  const theirs = await api.call('POST', '/v1/recipients', { key: globex.keys.live, body: { email: made.body.email } });
+  t.is(theirs.status, 201);
+  const untouched = await api.call('GET', `/v1/recipients/${id}`, { key: acme.keys.live });
+  t.like(untouched.body, { name: 'Isolated', stats: { transfers_sent: 1 } });
+});

@@ -52,7 +52,9 @@ test('approval circuit: pending blocks downloads; approving records who, when an
   t.is((await links(api, created.transfer.short_code)).status, 200);
   // The worker builds links from its own PUBLIC_BASE_URL; the test API listens elsewhere.
   const sent = await waitForMail(recipient, /.+/);
-  t.true(sent.text.includes(`/t/${created.transfer.short_code}`), 'the recipient is mailed once approved');
+  // The recipient's personal link to the transfer (docs/recipients.md).
+  const personal = new URL(approved.body.recipients[0].share_url).pathname;
+  t.true(sent.text.includes(personal), 'the recipient is mailed once approved');
   const owner = (await api.call('GET', '/v1/me', { key: ws.keys.live })).body.user.email;
   t.truthy(await waitForMail(owner, /approv/i), 'the owner is asked to approve and told the decision');
   t.true(

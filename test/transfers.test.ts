@@ -69,7 +69,9 @@ test('a multi-file transfer is uploaded, scanned, activated and downloaded byte-
 
   const mail = await waitForMail(recipient, /.+/);
   // The worker builds links from its own PUBLIC_BASE_URL; the test API listens elsewhere.
-  t.true(mail.text.includes(`/t/${created.transfer.short_code}`), 'the recipient is mailed the share link');
+  // The recipient's personal link to the transfer (docs/recipients.md).
+  const personal = new URL(active.recipients[0].share_url).pathname;
+  t.true(mail.text.includes(personal), 'the recipient is mailed their link');
   t.true(mail.text.includes('Quarterly report ✓'));
 
   const issued = await links(api, created.transfer.short_code);

@@ -22,6 +22,7 @@ import {
   KEY_TYPES,
   MEMBER_ROLES,
   METADATA_POLICIES,
+  RECIPIENT_SOURCES,
   RULE_ACTION_TYPES,
   RULE_EXECUTION_STATUSES,
   SCAN_STATUSES,
@@ -62,6 +63,7 @@ const CHECKED_COLUMNS: Record<string, readonly string[]> = {
   'intake_documents.kem': INTAKE_KEMS,
   'intake_files.upload_state': UPLOAD_STATES,
   'intake_files.scan_status': SCAN_STATUSES,
+  'recipients.source': RECIPIENT_SOURCES,
 };
 
 /** Every enum type → its vocabulary. */

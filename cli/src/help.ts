@@ -6,7 +6,7 @@ Usage: valise COMMAND [FLAGS]
 
 Transfers
   send FILE…            Upload files and print the share link
-                          --to EMAIL --expires 24h --max-downloads N --password PASSWORD
+                          --to EMAIL (repeat for more) --expires 24h --max-downloads N --password PASSWORD
                           --title TEXT --e2e --approval --limit-rate 10M
   resume [TRANSFER_ID]  Finish an interrupted send (--list shows them)
   get SHARE_URL         Download a share link's files  -o DIR --force --password PASSWORD --wait
@@ -15,6 +15,7 @@ Transfers
   rm TRANSFER_ID        Revoke a transfer
   approve TRANSFER_ID   Approve a transfer  --reject --note TEXT
   collections create|ls|show|add|remove|rotate-link|disable-link|rm   Collections of transfers
+  recipients ls|add|show|update|rm|of   The address book; \`of TRANSFER_ID\`: who downloaded what
 
 Account
   login                 Store an API key  --api-key KEY --base-url URL (or pipe the key on stdin)

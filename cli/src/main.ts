@@ -6,6 +6,7 @@ import { get } from './commands/get.ts';
 import { keys } from './commands/keys.ts';
 import { listen } from './commands/listen.ts';
 import { login, logout, whoami } from './commands/login.ts';
+import { recipients } from './commands/recipients.ts';
 import { resume, send } from './commands/send.ts';
 import { approve, ls, rm, show } from './commands/transfers.ts';
 import { webhooks } from './commands/webhooks.ts';
@@ -34,6 +35,7 @@ const COMMANDS: Record<string, Command> = {
   listen,
   audit,
   collections,
+  recipients,
 };
 
 /** Runs one command line and returns the exit code (docs/cli.md, "Exit codes"). */

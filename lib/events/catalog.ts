@@ -4,6 +4,7 @@ import { COLLECTION_EVENTS } from './collection-events.ts';
 import { catalogSchema, type EventDeclaration, type JsonSchema } from './define.ts';
 import { INTAKE_EVENTS } from './intake-events.ts';
 import { PLANNED_EVENTS } from './planned-events.ts';
+import { RECIPIENT_EVENTS } from './recipient-events.ts';
 import { TRANSFER_EVENTS } from './transfer-events.ts';
 import { SHARED_VIEWS } from './views.ts';
 import { WEBHOOK_EVENTS } from './webhook-events.ts';
@@ -41,6 +42,7 @@ export const EVENT_FAMILIES = {
   session: 'Dashboard sessions.',
   webhook: 'Webhook endpoints themselves: when Valise stops delivering to one.',
   ping: 'Test deliveries.',
+  recipient: 'The address book, and downloads completed through personal links.',
 } as const;
 export type EventFamily = keyof typeof EVENT_FAMILIES;
 
@@ -52,6 +54,7 @@ export const EVENTS = {
   ...INTAKE_EVENTS,
   ...PLANNED_EVENTS,
   ...COLLECTION_EVENTS,
+  ...RECIPIENT_EVENTS,
 } satisfies Record<string, EventDeclaration>;
 
 // A type declared in two parts would be silently overwritten by the spread.
@@ -62,6 +65,7 @@ const declared = [
   INTAKE_EVENTS,
   PLANNED_EVENTS,
   COLLECTION_EVENTS,
+  RECIPIENT_EVENTS,
 ].flatMap((part) => Object.keys(part));
 for (const [index, type] of declared.entries()) {
   if (declared.indexOf(type) !== index) throw new Error(`event catalog: ${type} is declared twice`);

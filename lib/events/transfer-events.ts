@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type ApprovalDecision, BLOCKED_REASONS, SCAN_STATUSES } from '../vocabulary.ts';
 import { EMITTED, event } from './define.ts';
+import { linkRecipient } from './recipient-events.ts';
 import { TransferCreatedView, TransferEventView as transfer } from './views.ts';
 
 // transfer.*: what the API and the transfer workflow record about a transfer.
@@ -10,6 +11,9 @@ const approvalNote = z.string().nullable().describe('The approval note.');
 const ipAddress = z.string().describe('Address of the client that made the attempt.');
 const ruleId = (what: string) => z.uuid().describe(`The rule whose action ${what}.`);
 const causeEventId = z.string().describe('The event that set the rule off.');
+const viaPersonalLink = linkRecipient
+  .optional()
+  .describe("Present when the download came through a recipient's personal link (docs/recipients.md).");
 
 export const TRANSFER_EVENTS = {
   'transfer.created': event(
@@ -77,17 +81,25 @@ export const TRANSFER_EVENTS = {
   ),
   'transfer.downloaded': event(
     'A recipient obtained download links (`POST /v1/shares/{short_code}/download-links`): one download counted.',
-    { transfer, total_downloads: z.int().min(1).describe('Downloads counted so far, this one included.') },
+    {
+      transfer,
+      total_downloads: z.int().min(1).describe('Downloads counted so far, this one included.'),
+      recipient: viaPersonalLink,
+    },
     EMITTED,
   ),
   'transfer.first_download': event(
     'The first download of a transfer. Fires with, and after, the `transfer.downloaded` it accompanies.',
-    { transfer, total_downloads: z.int().min(1).describe('Always 1.') },
+    { transfer, total_downloads: z.int().min(1).describe('Always 1.'), recipient: viaPersonalLink },
     EMITTED,
   ),
   'transfer.limit_reached': event(
     'The download that reached `max_downloads`; later attempts are refused (`limit_reached`).',
-    { transfer, total_downloads: z.int().min(1).describe('Equal to the transfer `max_downloads`.') },
+    {
+      transfer,
+      total_downloads: z.int().min(1).describe('Equal to the transfer `max_downloads`.'),
+      recipient: viaPersonalLink,
+    },
     EMITTED,
   ),
   'transfer.password_failed': event(

@@ -7,6 +7,7 @@ import { createEventQueries } from '../db/queries/events.ts';
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
 import { DomainError } from '../errors.ts';
 import { transferCreatedView } from '../events/views.ts';
+import { addressesOf, attachRecipients, recipientsByTransfer } from '../recipients/links.ts';
 import type { Services } from '../services.ts';
 import { storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
@@ -20,6 +21,8 @@ export type CreateTransferInput = {
   max_downloads?: number | undefined;
   password?: string | undefined;
   recipient?: string | undefined;
+  /** More addresses, each given a personal link; with `recipient`, the union (docs/recipients.md). */
+  recipients?: string[] | undefined;
   transfer_title?: string | undefined;
   encryption_mode?: EncryptionMode | undefined;
   approval_required?: boolean | undefined;
@@ -41,6 +44,7 @@ export async function createTransfer(services: Services, caller: Caller, input: 
   const uploadWindow = new Date(now + config.transfers.uploadWindowHours * HOUR_MS);
   const uploadDeadline = uploadWindow < expiresAt ? uploadWindow : expiresAt;
   const passwordHash = input.password ? await hashPassword(input.password) : null;
+  const addresses = addressesOf(input);
 
   const { transfer, files } = await services.db.transaction(async (tx) => {
     const transfers = createTransferQueries(tx);
@@ -55,7 +59,8 @@ export async function createTransfer(services: Services, caller: Caller, input: 
       uploadDeadline,
       maxDownloads: input.max_downloads ?? limits.maxDownloads,
       passwordHash,
-      recipient: input.recipient ?? null,
+      // The first address: what `recipient` says, and what rules' `recipient_email` matches.
+      recipient: addresses[0] ?? null,
       approvalRequired: input.approval_required ?? false,
     });
     const files: FileRow[] = [];
@@ -79,6 +84,7 @@ export async function createTransfer(services: Services, caller: Caller, input: 
         ),
       );
     }
+    await attachRecipients(tx, tenant, transfer.id, addresses);
     const events = createEventQueries(tx);
     const data = { transfer: transferCreatedView(transfer, files) };
     await events.record(tenant, 'transfer.created', data);
@@ -87,8 +93,9 @@ export async function createTransfer(services: Services, caller: Caller, input: 
     return { transfer, files };
   });
 
+  const recipients = (await recipientsByTransfer(services, tenant, [transfer.id])).get(transfer.id) ?? [];
   return {
-    transfer: presentTransfer(config, transfer, files),
+    transfer: presentTransfer(config, transfer, files, recipients),
     upload_urls: files.map((file) => uploadUrlFor(services, transfer, file)),
     share_url: shareUrl(config, transfer.short_code),
   };

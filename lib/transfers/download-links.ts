@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { pipeline, type Readable, Transform } from 'node:stream';
 import { signToken, verifyToken } from '../crypto/signed-token.ts';
 import { createEventQueries } from '../db/queries/events.ts';
+import { createRecipientQueries } from '../db/queries/recipients.ts';
 import { createShareQueries } from '../db/queries/shares.ts';
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
 import { DomainError } from '../errors.ts';
@@ -34,7 +35,7 @@ export async function issueDownloadLinks(
   input: DownloadLinksInput,
   requester: Requester,
 ) {
-  const { transfer, files } = await findShared(services, shortCode);
+  const { transfer, files, personal } = await findShared(services, shortCode);
   const blocked = blockedReason(transfer);
   if (blocked) throw blockedError(blocked);
   const tenant = { workspaceId: transfer.workspace_id, environment: transfer.environment };
@@ -42,13 +43,20 @@ export async function issueDownloadLinks(
   const wanted = input.file_id ? files.filter((f) => f.id === input.file_id) : files;
   if (wanted.length === 0) throw new DomainError('not_found', 'No such file in this transfer.', { param: 'file_id' });
 
+  const grant = randomUUID();
   const counted = await services.db.transaction(async (tx) => {
     const queries = createTransferQueries(tx);
     const row = await queries.countDownload(transfer.id);
     if (!row) return null;
     await queries.recordDownload(transfer.id, requester.ip, requester.userAgent?.slice(0, 512) ?? null);
+    // Through a personal link, the grant is also the recipient's download, counted once delivered whole.
+    if (personal) await createRecipientQueries(tx).openGrant(personal.id, grant, wanted.map(servedSize(transfer)));
     const txEvents = createEventQueries(tx);
-    const data = { transfer: transferEventView(row), total_downloads: row.total_downloads };
+    const data = {
+      transfer: transferEventView(row),
+      total_downloads: row.total_downloads,
+      ...(personal ? { recipient: { id: personal.recipient_id, email: personal.email } } : {}),
+    };
     await txEvents.record(tenant, 'transfer.downloaded', data);
     if (row.total_downloads === 1) await txEvents.record(tenant, 'transfer.first_download', data);
     if (row.max_downloads !== null && row.total_downloads === row.max_downloads) {
@@ -63,7 +71,7 @@ export async function issueDownloadLinks(
 
   const seconds = services.config.transfers.downloadLinkSeconds;
   const expiresAt = new Date(Date.now() + seconds * 1000);
-  const grant = randomUUID();
+  const personalData: Record<string, string> = personal ? { r: personal.id } : {};
   return {
     object: 'download_links' as const,
     total_downloads: counted.total_downloads,
@@ -71,7 +79,7 @@ export async function issueDownloadLinks(
       file_id: file.id,
       name: file.name,
       size: file.size,
-      download_url: `${services.config.api.publicBaseUrl}/v1/downloads/${signToken(services.keys.links, 'download', { f: file.id, t: transfer.id, g: grant }, expiresAt)}`,
+      download_url: `${services.config.api.publicBaseUrl}/v1/downloads/${signToken(services.keys.links, 'download', { f: file.id, t: transfer.id, g: grant, ...personalData }, expiresAt)}`,
       download_expires_in: seconds,
     })),
   };
@@ -86,6 +94,8 @@ export type DownloadTarget = {
   file: FileRow;
   grantId: string;
   expiresAt: Date;
+  /** The personal link the grant was issued through (docs/recipients.md), or null. */
+  personalLinkId: string | null;
 };
 
 /** What a download sends: `content`, the whole file of `size` bytes or its `range`. */
@@ -114,8 +124,16 @@ export async function resolveDownload(services: Services, token: string): Promis
   // The link was issued when the transfer was downloadable; it must still be (revocation and expiry are immediate).
   const blocked = blockedReason(transfer);
   if (blocked && blocked !== 'limit_reached') throw blockedError(blocked);
-  return { transfer, file, grantId, expiresAt: check.expiresAt };
+  return { transfer, file, grantId, expiresAt: check.expiresAt, personalLinkId: check.data.r ?? null };
 }
+
+/** The bytes a file's download link serves: its ciphertext in e2e mode, else its plaintext. */
+export const servedSize =
+  (transfer: TransferRow) =>
+  (file: FileRow): { id: string; size: number } => ({
+    id: file.id,
+    size: transfer.encryption_mode === 'e2e' ? (file.encrypted_size ?? file.size) : file.size,
+  });
 
 /**
  * Streams one file for a download link; a range fetches and decrypts only the
@@ -132,7 +150,7 @@ export async function openDownload(
   range: ByteRange | undefined,
 ): Promise<Download> {
   const { transfer, file, grantId } = target;
-  const size = transfer.encryption_mode === 'e2e' ? (file.encrypted_size ?? file.size) : file.size;
+  const { size } = servedSize(transfer)(file);
   const use = { grantId, fileId: file.id, holder: randomUUID() };
   const uses = createShareQueries(services.db);
   const claim = await uses.claimLinkUse({

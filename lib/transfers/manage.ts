@@ -1,21 +1,34 @@
 import { type Caller, tenantOf } from '../api-keys/present.ts';
+import type { Tenant } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createFolderQueries } from '../db/queries/folders.ts';
-import { createTransferQueries, type TransferFilters } from '../db/queries/transfers.ts';
+import {
+  createTransferQueries,
+  type FileRow,
+  type TransferFilters,
+  type TransferRow,
+} from '../db/queries/transfers.ts';
 import { DomainError, notFound } from '../errors.ts';
 import { APPROVAL_EVENTS } from '../events/transfer-events.ts';
 import { transferEventView } from '../events/views.ts';
 import type { PageQuery } from '../pagination.ts';
+import { recipientsByTransfer } from '../recipients/links.ts';
 import type { Services } from '../services.ts';
 import type { ApprovalDecision } from '../vocabulary.ts';
 import { limitsFor } from './limits.ts';
 import { presentTransfer } from './present.ts';
 
+/** One transfer of the tenant's, with its recipients. */
+async function present(services: Services, tenant: Tenant, transfer: TransferRow, files: readonly FileRow[]) {
+  const recipients = await recipientsByTransfer(services, tenant, [transfer.id]);
+  return presentTransfer(services.config, transfer, files, recipients.get(transfer.id) ?? []);
+}
+
 export async function getTransfer(services: Services, caller: Caller, id: string) {
   const queries = createTransferQueries(services.db);
   const transfer = await queries.find(tenantOf(caller), id);
   if (!transfer) throw notFound('transfer');
-  return presentTransfer(services.config, transfer, await queries.files(id));
+  return present(services, tenantOf(caller), transfer, await queries.files(id));
 }
 
 /** `GET /v1/transfers`' query: a page and its filters. */
@@ -28,8 +41,12 @@ export async function listTransfers(services: Services, caller: Caller, query: T
   const rows = await queries.list(tenantOf(caller), filters, window);
   const page = services.paginator.close('transfers', filters, query, rows, (row) => row);
   // One query for the files of the whole page, not one per transfer.
-  const files = Map.groupBy(await queries.filesOf(page.data.map((row) => row.id)), (file) => file.transfer_id);
-  const data = page.data.map((row) => presentTransfer(services.config, row, files.get(row.id) ?? []));
+  const ids = page.data.map((row) => row.id);
+  const files = Map.groupBy(await queries.filesOf(ids), (file) => file.transfer_id);
+  const recipients = await recipientsByTransfer(services, tenantOf(caller), ids);
+  const data = page.data.map((row) =>
+    presentTransfer(services.config, row, files.get(row.id) ?? [], recipients.get(row.id) ?? []),
+  );
   return { ...page, data };
 }
 
@@ -56,7 +73,7 @@ export async function revokeTransfer(services: Services, caller: Caller, id: str
     // The workflow has already finished (or cannot be reached): delete the objects here.
     for (const file of files) await services.objects.remove(file.object_key);
   });
-  return presentTransfer(services.config, transfer, files);
+  return present(services, tenantOf(caller), transfer, files);
 }
 
 export type ApprovalInput = { decision: ApprovalDecision; note?: string | undefined };
@@ -83,7 +100,7 @@ export async function decideApproval(services: Services, caller: Caller, id: str
   // The decision is committed: the workflow reads it from the database (at activation, and every
   // TRANSFER_APPROVAL_RECHECK while pending). The signal only wakes it early, so a failed one loses nothing.
   await services.transferWorkflows.approvalDecided(id, input.decision).catch(() => {});
-  return presentTransfer(services.config, row, await createTransferQueries(services.db).files(id));
+  return present(services, tenantOf(caller), row, await createTransferQueries(services.db).files(id));
 }
 
 export async function fileIntoFolder(services: Services, caller: Caller, id: string, folderId: string) {

@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import type { TransferRecipientRow } from '../db/queries/recipients.ts';
 import type { FileRow, TransferRow } from '../db/queries/transfers.ts';
 
 export function shareUrl(config: Config, shortCode: string): string {
@@ -15,6 +16,25 @@ export function scanWarning(transfer: Pick<TransferRow, 'scan_status'>): string 
     : null;
 }
 
+/**
+ * A transfer's recipient as its owner sees it, with the personal link to copy (docs/recipients.md).
+ * The link is a capability: it appears in the owner's API answers only, never in events or audit.
+ */
+export function presentTransferRecipient(config: Config, link: TransferRecipientRow) {
+  return {
+    object: 'transfer_recipient' as const,
+    recipient_id: link.recipient_id,
+    email: link.email,
+    share_url: shareUrl(config, link.share_code),
+    mailed_at: link.mailed_at,
+    downloads_completed: link.downloads_completed,
+    last_downloaded_at: link.last_downloaded_at,
+    files_downloaded: link.files_downloaded,
+  };
+}
+
+export type PresentedTransferRecipient = ReturnType<typeof presentTransferRecipient>;
+
 export function presentFile(file: FileRow) {
   return {
     id: file.id,
@@ -29,8 +49,16 @@ export function presentFile(file: FileRow) {
   };
 }
 
-/** A transfer as its owner sees it. Never the password hash or any key material. */
-export function presentTransfer(config: Config, transfer: TransferRow, files: readonly FileRow[]) {
+/**
+ * A transfer as its owner sees it, with its recipients' personal links. Never the password hash or
+ * any key material.
+ */
+export function presentTransfer(
+  config: Config,
+  transfer: TransferRow,
+  files: readonly FileRow[],
+  recipients: readonly PresentedTransferRecipient[],
+) {
   return {
     id: transfer.id,
     object: 'transfer' as const,
@@ -45,6 +73,7 @@ export function presentTransfer(config: Config, transfer: TransferRow, files: re
     max_downloads: transfer.max_downloads,
     password_protected: transfer.password_hash !== null,
     recipient: transfer.recipient,
+    recipients: [...recipients],
     share_url: shareUrl(config, transfer.short_code),
     approval_required: transfer.approval_required,
     approval_status: transfer.approval_status,

@@ -1,3 +1,4 @@
+import { createRecipientQueries, type PersonalLink } from '../db/queries/recipients.ts';
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
@@ -51,11 +52,21 @@ export function blockedError(reason: BlockedReason) {
     : new DomainError('forbidden', MESSAGES[reason], { details: { reason } });
 }
 
-export async function findShared(services: Services, shortCode: string) {
+export type Shared = {
+  transfer: TransferRow;
+  files: readonly FileRow[];
+  /** Set when the code is a recipient's personal link (docs/recipients.md), not the transfer's own. */
+  personal: PersonalLink | null;
+};
+
+/** The transfer a share code reaches: its own short code, or a recipient's personal code. */
+export async function findShared(services: Services, code: string): Promise<Shared> {
   const queries = createTransferQueries(services.db);
-  const transfer = await queries.findByShortCode(shortCode);
+  let transfer = await queries.findByShortCode(code);
+  const personal = transfer ? null : await createRecipientQueries(services.db).findLinkByCode(code);
+  if (personal) transfer = await queries.findById(personal.transfer_id);
   if (!transfer) throw new DomainError('not_found', 'No transfer at this link.');
-  return { transfer, files: await queries.files(transfer.id) };
+  return { transfer, files: await queries.files(transfer.id), personal };
 }
 
 /** Why a transfer is over for good (a `gone` refusal, nothing else shown), or null while it is not. */
@@ -67,14 +78,20 @@ export function endedReason(transfer: TransferRow): BlockedReason | null {
 /**
  * The recipient's view: no owner, workspace or recipient details. Behind a
  * password, nothing about the content (title, names, sizes, types, checksums)
- * until it is unlocked: `transfer_title` and `files` are null.
+ * until it is unlocked: `transfer_title` and `files` are null. `short_code` is
+ * the code the visitor came with, so a personal link's page keeps using it.
  */
-export function presentShared(transfer: TransferRow, files: readonly FileRow[], unlocked = false) {
+export function presentShared(
+  transfer: TransferRow,
+  files: readonly FileRow[],
+  unlocked = false,
+  code = transfer.short_code,
+) {
   const blocked = blockedReason(transfer);
   const open = unlocked || transfer.password_hash === null;
   return {
     object: 'shared_transfer' as const,
-    short_code: transfer.short_code,
+    short_code: code,
     transfer_title: open ? transfer.transfer_title : null,
     status: transfer.status,
     available: blocked === null,
@@ -99,7 +116,7 @@ export async function viewShared(services: Services, shortCode: string): Promise
   const { transfer, files } = await findShared(services, shortCode);
   const ended = endedReason(transfer);
   if (ended) throw blockedError(ended);
-  return presentShared(transfer, files);
+  return presentShared(transfer, files, false, shortCode);
 }
 
 /** `POST /v1/shares/{code}/unlock`: the password opens the whole view. Counts no download. */
@@ -123,5 +140,5 @@ export async function unlockWithProof(
   const ended = endedReason(transfer);
   if (ended) throw blockedError(ended);
   await checkPassword(services, transfer, password, requester);
-  return { view: presentShared(transfer, files, true), unlock: unlockToken(services, transfer) };
+  return { view: presentShared(transfer, files, true, shortCode), unlock: unlockToken(services, transfer) };
 }

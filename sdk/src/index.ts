@@ -5,6 +5,7 @@ import { Collections } from './resources/collections.ts';
 import { Folders } from './resources/folders.ts';
 import { Intakes } from './resources/intakes.ts';
 import { Meta } from './resources/meta.ts';
+import { Recipients } from './resources/recipients.ts';
 import { Rules } from './resources/rules.ts';
 import { Shares } from './resources/shares.ts';
 import { Transfers } from './resources/transfers.ts';
@@ -32,6 +33,7 @@ export class Valise {
   readonly audit: Audit;
   readonly meta: Meta;
   readonly collections: Collections;
+  readonly recipients: Recipients;
 
   constructor(options: ValiseOptions) {
     const http = new HttpClient(options);
@@ -46,6 +48,7 @@ export class Valise {
     this.audit = new Audit(http);
     this.meta = new Meta(http);
     this.collections = new Collections(http);
+    this.recipients = new Recipients(http);
   }
 }
 

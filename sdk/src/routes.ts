@@ -22,6 +22,7 @@ export const ROUTES = {
   'transfers.approve': 'POST /v1/transfers/{id}/approve',
   'transfers.setFolder': 'PUT /v1/transfers/{id}/folder',
   'transfers.removeFolder': 'DELETE /v1/transfers/{id}/folder',
+  'transfers.recipients': 'GET /v1/transfers/{id}/recipients',
 
   'uploads.status': 'GET /v1/uploads/{token}',
   'uploads.put': 'PUT /v1/uploads/{token}',
@@ -87,6 +88,11 @@ export const ROUTES = {
   'collections.disableShareLink': 'DELETE /v1/collections/{id}/share-link',
   'collections.getShared': 'GET /v1/shared-collections/{code}',
   'collections.sharedDownloadLinks': 'POST /v1/shared-collections/{code}/download-links',
+  'recipients.list': 'GET /v1/recipients',
+  'recipients.create': 'POST /v1/recipients',
+  'recipients.get': 'GET /v1/recipients/{id}',
+  'recipients.update': 'PATCH /v1/recipients/{id}',
+  'recipients.delete': 'DELETE /v1/recipients/{id}',
 } as const satisfies Record<string, DocumentedOperation>;
 
 export type RouteName = keyof typeof ROUTES;

@@ -61,6 +61,13 @@ export type DeletedRule = ResponseOf<'/v1/rules/{id}', 'delete'>;
 export type ListRulesParams = FiltersOf<'/v1/rules', 'get'>;
 export type RuleExecution = ItemOf<ResponseOf<'/v1/rules/{id}/executions', 'get'>>;
 
+export type Recipient = ResponseOf<'/v1/recipients/{id}', 'get'>;
+export type CreateRecipientParams = BodyOf<'/v1/recipients', 'post'>;
+export type UpdateRecipientParams = BodyOf<'/v1/recipients/{id}', 'patch'>;
+export type DeletedRecipient = ResponseOf<'/v1/recipients/{id}', 'delete'>;
+export type ListRecipientsParams = FiltersOf<'/v1/recipients', 'get'>;
+export type TransferRecipient = ItemOf<ResponseOf<'/v1/transfers/{id}/recipients', 'get'>>;
+
 export type Folder = ResponseOf<'/v1/folders', 'post'>;
 export type CreateFolderParams = BodyOf<'/v1/folders', 'post'>;
 

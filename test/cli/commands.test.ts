@@ -299,3 +299,37 @@ test('exit codes: 1 usage, 2 API error with its code, 3 network', async (t) => {
   t.is(network.code, 3);
   t.regex(network.stderr, /could not reach/);
 });
+
+test('recipients add, ls, update, of and rm; send --to twice gives each address its own link', async (t) => {
+  const valise = await session();
+  const [ann, bob] = [`ann-${randomUUID()}@valise.test`, `bob-${randomUUID()}@valise.test`];
+  const added = await valise.json(['recipients', 'add', ann, '--name', 'Ann', '--org', 'Acme', '--tag', 'VIP']);
+  t.like(added, { object: 'recipient', email: ann, name: 'Ann', organisation: 'Acme', tags: ['vip'] });
+  const found = await valise.json(['recipients', 'ls', '--tag', 'vip', '--search', ann]);
+  t.deepEqual(
+    found.data.map((r: { id: string }) => r.id),
+    [added.id],
+  );
+  const updated = await valise.json(['recipients', 'update', added.id, '--org', 'Globex']);
+  t.is(updated.organisation, 'Globex');
+  t.is((await valise.run(['recipients', 'update', added.id])).code, 1, 'nothing to change is a usage error');
+
+  const file = join(valise.home, 'for-two.txt');
+  await writeFile(file, 'for two\n');
+  const sent = await valise.json(['send', file, '--to', ann, '--to', bob]);
+  const to = await valise.json(['recipients', 'of', sent.transfer.id]);
+  t.deepEqual(
+    to.data.map((r: { email: string }) => r.email),
+    [ann, bob],
+  );
+  t.is(new Set(to.data.map((r: { share_url: string }) => r.share_url)).size, 2);
+  t.is(to.data[0].recipient_id, added.id, 'the existing entry is used, its name kept');
+  t.is((await valise.json(['recipients', 'show', added.id])).name, 'Ann');
+
+  t.deepEqual(await valise.json(['recipients', 'rm', added.id]), { id: added.id, object: 'recipient', deleted: true });
+  const gone = await valise.run(['recipients', 'show', added.id]);
+  t.is(gone.code, 2);
+  t.regex(gone.stderr, /not_found/);
+  const human = await valise.run(['recipients', 'ls']);
+  t.regex(human.stdout, /^ID\s+EMAIL\s+NAME/);
+});

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { verifyToken } from '../../../lib/crypto/signed-token.ts';
 import { DomainError } from '../../../lib/errors.ts';
+import { countDelivery } from '../../../lib/recipients/deliveries.ts';
 import type { DownloadRefusal } from '../../../lib/transfers/download-gate.ts';
 import { type Download, openDownload, resolveDownload } from '../../../lib/transfers/download-links.ts';
 import { clientIp } from '../../client-ip.ts';
@@ -98,8 +99,18 @@ export const downloadRoute = defineRoute({
       range ?? undefined,
     );
     limitDuration(request, limits);
+    // Through a personal link, the recipient's download counts only once the file is sent whole.
+    const counted = countDelivery(services, target, download);
+    const res = request.raw.res;
+    if (counted) {
+      res.once('close', () =>
+        counted
+          .settle(res.writableFinished)
+          .catch((error: Error) => request.log(['error', 'recipients'], error.stack ?? error.message)),
+      );
+    }
     const response = h
-      .response(download.content)
+      .response(counted?.body ?? download.content)
       .code(download.range ? 206 : 200)
       .compressed('identity');
     for (const [name, value] of Object.entries(headersOf(download))) response.header(name, value);

@@ -44,7 +44,7 @@ export const pageRoute = defineRoute({
     const { transfer, files } = await findShared(services, code);
     const ended = endedReason(transfer);
     if (ended) return html(request, h, endedPage(ended)).code(410);
-    return html(request, h, page(presentShared(transfer, files), { problem: null, unlock: null }));
+    return html(request, h, page(presentShared(transfer, files, false, code), { problem: null, unlock: null }));
   },
 });
 
@@ -108,7 +108,7 @@ export const pageDownloadRoute = defineRoute({
       const response = html(
         request,
         h,
-        page(presentShared(transfer, files, proof !== null), { problem: shown.message, unlock: proof }),
+        page(presentShared(transfer, files, proof !== null, code), { problem: shown.message, unlock: proof }),
       ).code(shown.status);
       for (const [name, value] of Object.entries(shown.headers)) response.header(name, value);
       return response;

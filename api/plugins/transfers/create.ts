@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { MAX_RECIPIENTS_PER_TRANSFER } from '../../../lib/recipients/links.ts';
 import { type CreateTransferInput, createTransfer } from '../../../lib/transfers/create.ts';
 import { SHARE_PASSWORD_RULE, sharePasswordProblem } from '../../../lib/transfers/share-passwords.ts';
 import { ENCRYPTION_MODES } from '../../../lib/vocabulary.ts';
@@ -14,7 +15,7 @@ export const createRoute = defineRoute({
     id: 'transfers.create',
     description: 'Create a transfer',
     notes:
-      'Returns the transfer, its share_url and one upload URL per file. Upload each file with one PUT (resumable, see docs/transfers.md). Sandbox limits: 10 MiB per file, 10 files, 25 transfers per 24 h, 5 downloads. A `password` needs at least 10 characters, at least 5 of them different (400 `validation_error`, `param: password`).',
+      'Returns the transfer, its share_url and one upload URL per file. Upload each file with one PUT (resumable, see docs/transfers.md). Sandbox limits: 10 MiB per file, 10 files, 25 transfers per 24 h, 5 downloads. A `password` needs at least 10 characters, at least 5 of them different (400 `validation_error`, `param: password`). Each address of `recipient` and `recipients` (at most 50 in all) joins the address book and is mailed a personal link once the transfer is active (and approved); `transfer.recipients` lists them with their links.',
     tags: ['api', 'transfers'],
     plugins: { valise: { scope: 'transfers:write', audit: { action: 'transfer.create', resourceType: 'transfer' } } },
     validate: {
@@ -36,6 +37,13 @@ export const createRoute = defineRoute({
           return problem ? helpers.message({ custom: `\`password\` ${problem}` }) : value;
         }),
         recipient: Joi.string().email({ tlds: false }).max(320),
+        recipients: Joi.array()
+          .items(Joi.string().trim().email({ tlds: false }).max(254))
+          .max(MAX_RECIPIENTS_PER_TRANSFER)
+          .description(
+            'More addresses to send the transfer to, each mailed a personal link; with `recipient`, the union, ' +
+              'each address once whatever its case (docs/recipients.md).',
+          ),
         transfer_title: text.trim().max(200).allow(''),
         encryption_mode: Joi.string()
           .valid(...ENCRYPTION_MODES)

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { APPROVAL_STATUSES, ENCRYPTION_MODES, TRANSFER_STATUSES, UPLOAD_STATES } from '../../../lib/vocabulary.ts';
 import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
+import { transferRecipient } from '../recipients/schemas.ts';
 
 export const transferStatus = Joi.string().valid(...TRANSFER_STATUSES);
 
@@ -33,7 +34,11 @@ export const transfer = Joi.object({
   total_downloads: Joi.number().integer().required(),
   max_downloads: Joi.number().integer().allow(null).required(),
   password_protected: Joi.boolean().required(),
-  recipient: Joi.string().allow(null).required(),
+  recipient: Joi.string().allow(null).required().description('The first address the transfer was sent to.'),
+  recipients: Joi.array()
+    .items(transferRecipient)
+    .required()
+    .description('Every address the transfer was sent to, with its personal link and downloads.'),
   share_url: Joi.string().uri().required(),
   approval_required: Joi.boolean().required(),
   approval_status: Joi.string()

@@ -18,13 +18,13 @@ import { visible } from '../terminal.ts';
 import { throttled } from '../throttle.ts';
 
 const SEND_USAGE =
-  'valise send FILE… [--to EMAIL] [--expires 24h] [--max-downloads N] [--password PASSWORD|-] [--e2e] [--title TEXT] [--approval] [--limit-rate 10M]';
+  'valise send FILE… [--to EMAIL…] [--expires 24h] [--max-downloads N] [--password PASSWORD|-] [--e2e] [--title TEXT] [--approval] [--limit-rate 10M]';
 
 export async function send(argv: string[], ctx: Context): Promise<void> {
   const { values, positionals } = parseCommand(
     argv,
     {
-      to: { type: 'string' },
+      to: { type: 'string', multiple: true },
       expires: { type: 'string' },
       'max-downloads': { type: 'string' },
       password: { type: 'string' },
@@ -38,7 +38,8 @@ export async function send(argv: string[], ctx: Context): Promise<void> {
   if (positionals.length === 0) throw new UsageError('Name at least one file to send.', `Usage: ${SEND_USAGE}`);
   const password = await passwordFrom(values.password);
   const fields = {
-    ...(values.to ? { recipient: values.to } : {}),
+    // Each address gets its own link (docs/recipients.md).
+    ...(values.to ? { recipients: values.to } : {}),
     ...(values.title ? { transfer_title: values.title } : {}),
     ...(password ? { password } : {}),
     ...(values.approval ? { approval_required: true } : {}),

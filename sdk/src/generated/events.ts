@@ -354,6 +354,72 @@ export interface EventDataByType {
     /** A fixed greeting. */
     message: string;
   };
+  /** An address-book entry was created: through `POST /v1/recipients`, or for a new address a transfer was sent to. */
+  'recipient.created': {
+    /** The address-book entry. */
+    recipient: {
+      /** The address-book entry id. */
+      id: string;
+      /** The address. */
+      email: string;
+      /** Name, as the workspace set it. */
+      name: string | null;
+      /** Organisation, as the workspace set it. */
+      organisation: string | null;
+      /** Tags. */
+      tags: Array<string>;
+    };
+    /** `api` (`POST /v1/recipients`) or `transfer` (an address of `POST /v1/transfers`). */
+    source: 'api' | 'transfer';
+  };
+  /** An address-book entry was deleted (`DELETE /v1/recipients/{id}`); the personal links it was given keep working. */
+  'recipient.deleted': {
+    /** The address-book entry. */
+    recipient: {
+      /** The address-book entry id. */
+      id: string;
+      /** The address. */
+      email: string;
+      /** Name, as the workspace set it. */
+      name: string | null;
+      /** Organisation, as the workspace set it. */
+      organisation: string | null;
+      /** Tags. */
+      tags: Array<string>;
+    };
+  };
+  /** A download made through a personal link completed: every byte of every file its download links named was sent (docs/recipients.md, "Counting downloads"). Fires once per download-links call. */
+  'recipient.download_completed': {
+    /** The transfer. */
+    transfer: TransferEventViewSchema;
+    /** The recipient whose personal link was used. */
+    recipient: {
+      /** The address-book entry; null once the entry was deleted. */
+      id: string | null;
+      /** The address the personal link was sent to. */
+      email: string;
+    };
+    /** The files of the download. */
+    file_ids: Array<string>;
+    /** Downloads completed through this personal link so far, this one included. */
+    downloads_completed: number;
+  };
+  /** An address-book entry was changed (`PATCH /v1/recipients/{id}`). */
+  'recipient.updated': {
+    /** The address-book entry. */
+    recipient: {
+      /** The address-book entry id. */
+      id: string;
+      /** The address. */
+      email: string;
+      /** Name, as the workspace set it. */
+      name: string | null;
+      /** Organisation, as the workspace set it. */
+      organisation: string | null;
+      /** Tags. */
+      tags: Array<string>;
+    };
+  };
   /** A recipient replied to a transfer with files of their own. (Planned: not emitted yet.) */
   'reply.received': {
     /** The transfer. */
@@ -610,6 +676,13 @@ export interface EventDataByType {
     transfer: TransferEventViewSchema;
     /** Downloads counted so far, this one included. */
     total_downloads: number;
+    /** Present when the download came through a recipient's personal link (docs/recipients.md). */
+    recipient?: {
+      /** The address-book entry; null once the entry was deleted. */
+      id: string | null;
+      /** The address the personal link was sent to. */
+      email: string;
+    };
   };
   /** An end-to-end encrypted transfer was created. Fires right after `transfer.created`, with the same payload. */
   'transfer.e2e_created': {
@@ -645,6 +718,13 @@ export interface EventDataByType {
     transfer: TransferEventViewSchema;
     /** Always 1. */
     total_downloads: number;
+    /** Present when the download came through a recipient's personal link (docs/recipients.md). */
+    recipient?: {
+      /** The address-book entry; null once the entry was deleted. */
+      id: string | null;
+      /** The address the personal link was sent to. */
+      email: string;
+    };
   };
   /** A download attempt was refused because of the country it came from. (Planned: not emitted yet.) */
   'transfer.geo_blocked': {
@@ -661,6 +741,13 @@ export interface EventDataByType {
     transfer: TransferEventViewSchema;
     /** Equal to the transfer `max_downloads`. */
     total_downloads: number;
+    /** Present when the download came through a recipient's personal link (docs/recipients.md). */
+    recipient?: {
+      /** The address-book entry; null once the entry was deleted. */
+      id: string | null;
+      /** The address the personal link was sent to. */
+      email: string;
+    };
   };
   /** A download attempt on a password-protected transfer came with a missing or wrong password. */
   'transfer.password_failed': {

@@ -1283,6 +1283,150 @@ export interface Paths {
       };
     };
   };
+  '/v1/recipients': {
+    /** List the address book */
+    get: {
+      query: {
+        limit?: number;
+        cursor?: string;
+        offset?: number;
+        search?: string;
+        tag?: string;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          id: string;
+          object: 'recipient';
+          email: string;
+          name: string | null;
+          organisation: string | null;
+          tags: Array<string>;
+          /** `api`: created with POST /v1/recipients; `transfer`: from an address a transfer was sent to. */
+          source: 'api' | 'transfer';
+          stats: {
+            /** Transfers sent to this address. */
+            transfers_sent: number;
+            /** Downloads completed through its personal links (docs/recipients.md). */
+            downloads_completed: number;
+            last_sent_at: string | null;
+            last_downloaded_at: string | null;
+          };
+          created_at: string;
+          updated_at: string;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'recipients:read';
+    };
+    /** Add an address-book entry */
+    post: {
+      body: {
+        email: string;
+        name?: string | null;
+        organisation?: string | null;
+        tags?: Array<string>;
+      };
+      response: {
+        id: string;
+        object: 'recipient';
+        email: string;
+        name: string | null;
+        organisation: string | null;
+        tags: Array<string>;
+        /** `api`: created with POST /v1/recipients; `transfer`: from an address a transfer was sent to. */
+        source: 'api' | 'transfer';
+        stats: {
+          /** Transfers sent to this address. */
+          transfers_sent: number;
+          /** Downloads completed through its personal links (docs/recipients.md). */
+          downloads_completed: number;
+          last_sent_at: string | null;
+          last_downloaded_at: string | null;
+        };
+        created_at: string;
+        updated_at: string;
+      };
+      scope: 'recipients:write';
+    };
+  };
+  '/v1/recipients/{id}': {
+    /** Fetch an address-book entry with its statistics */
+    get: {
+      path: {
+        id: string;
+      };
+      response: {
+        id: string;
+        object: 'recipient';
+        email: string;
+        name: string | null;
+        organisation: string | null;
+        tags: Array<string>;
+        /** `api`: created with POST /v1/recipients; `transfer`: from an address a transfer was sent to. */
+        source: 'api' | 'transfer';
+        stats: {
+          /** Transfers sent to this address. */
+          transfers_sent: number;
+          /** Downloads completed through its personal links (docs/recipients.md). */
+          downloads_completed: number;
+          last_sent_at: string | null;
+          last_downloaded_at: string | null;
+        };
+        created_at: string;
+        updated_at: string;
+      };
+      scope: 'recipients:read';
+    };
+    /** Change an address-book entry */
+    patch: {
+      path: {
+        id: string;
+      };
+      body: {
+        email?: string;
+        name?: string | null;
+        organisation?: string | null;
+        tags?: Array<string>;
+      };
+      response: {
+        id: string;
+        object: 'recipient';
+        email: string;
+        name: string | null;
+        organisation: string | null;
+        tags: Array<string>;
+        /** `api`: created with POST /v1/recipients; `transfer`: from an address a transfer was sent to. */
+        source: 'api' | 'transfer';
+        stats: {
+          /** Transfers sent to this address. */
+          transfers_sent: number;
+          /** Downloads completed through its personal links (docs/recipients.md). */
+          downloads_completed: number;
+          last_sent_at: string | null;
+          last_downloaded_at: string | null;
+        };
+        created_at: string;
+        updated_at: string;
+      };
+      scope: 'recipients:write';
+    };
+    /** Delete an address-book entry */
+    delete: {
+      path: {
+        id: string;
+      };
+      response: {
+        id: string;
+        object: 'recipient';
+        deleted: true;
+      };
+      scope: 'recipients:write';
+    };
+  };
   '/v1/rules': {
     /** List automation rules */
     get: {
@@ -1796,7 +1940,24 @@ export interface Paths {
           total_downloads: number;
           max_downloads: number | null;
           password_protected: boolean;
+          /** The first address the transfer was sent to. */
           recipient: string | null;
+          /** Every address the transfer was sent to, with its personal link and downloads. */
+          recipients: Array<{
+            object: 'transfer_recipient';
+            /** The address-book entry; null once it was deleted (the link keeps working). */
+            recipient_id: string | null;
+            /** The address the personal link was sent to. */
+            email: string;
+            /** The recipient's personal link: downloads through it are theirs. A capability: share it with them only. */
+            share_url: string;
+            /** When the link was mailed; null until then. */
+            mailed_at: string | null;
+            downloads_completed: number;
+            last_downloaded_at: string | null;
+            /** Files delivered whole through this link at least once. */
+            files_downloaded: Array<string>;
+          }>;
           share_url: string;
           approval_required: boolean;
           approval_status: 'pending' | 'approved' | 'rejected' | null;
@@ -1841,6 +2002,8 @@ export interface Paths {
         max_downloads?: number;
         password?: string;
         recipient?: string;
+        /** More addresses to send the transfer to, each mailed a personal link; with `recipient`, the union, each address once whatever its case (docs/recipients.md). */
+        recipients?: Array<string>;
         transfer_title?: string;
         encryption_mode?: 'server' | 'e2e';
         approval_required?: boolean;
@@ -1859,7 +2022,24 @@ export interface Paths {
           total_downloads: number;
           max_downloads: number | null;
           password_protected: boolean;
+          /** The first address the transfer was sent to. */
           recipient: string | null;
+          /** Every address the transfer was sent to, with its personal link and downloads. */
+          recipients: Array<{
+            object: 'transfer_recipient';
+            /** The address-book entry; null once it was deleted (the link keeps working). */
+            recipient_id: string | null;
+            /** The address the personal link was sent to. */
+            email: string;
+            /** The recipient's personal link: downloads through it are theirs. A capability: share it with them only. */
+            share_url: string;
+            /** When the link was mailed; null until then. */
+            mailed_at: string | null;
+            downloads_completed: number;
+            last_downloaded_at: string | null;
+            /** Files delivered whole through this link at least once. */
+            files_downloaded: Array<string>;
+          }>;
           share_url: string;
           approval_required: boolean;
           approval_status: 'pending' | 'approved' | 'rejected' | null;
@@ -1920,7 +2100,24 @@ export interface Paths {
         total_downloads: number;
         max_downloads: number | null;
         password_protected: boolean;
+        /** The first address the transfer was sent to. */
         recipient: string | null;
+        /** Every address the transfer was sent to, with its personal link and downloads. */
+        recipients: Array<{
+          object: 'transfer_recipient';
+          /** The address-book entry; null once it was deleted (the link keeps working). */
+          recipient_id: string | null;
+          /** The address the personal link was sent to. */
+          email: string;
+          /** The recipient's personal link: downloads through it are theirs. A capability: share it with them only. */
+          share_url: string;
+          /** When the link was mailed; null until then. */
+          mailed_at: string | null;
+          downloads_completed: number;
+          last_downloaded_at: string | null;
+          /** Files delivered whole through this link at least once. */
+          files_downloaded: Array<string>;
+        }>;
         share_url: string;
         approval_required: boolean;
         approval_status: 'pending' | 'approved' | 'rejected' | null;
@@ -1966,7 +2163,24 @@ export interface Paths {
         total_downloads: number;
         max_downloads: number | null;
         password_protected: boolean;
+        /** The first address the transfer was sent to. */
         recipient: string | null;
+        /** Every address the transfer was sent to, with its personal link and downloads. */
+        recipients: Array<{
+          object: 'transfer_recipient';
+          /** The address-book entry; null once it was deleted (the link keeps working). */
+          recipient_id: string | null;
+          /** The address the personal link was sent to. */
+          email: string;
+          /** The recipient's personal link: downloads through it are theirs. A capability: share it with them only. */
+          share_url: string;
+          /** When the link was mailed; null until then. */
+          mailed_at: string | null;
+          downloads_completed: number;
+          last_downloaded_at: string | null;
+          /** Files delivered whole through this link at least once. */
+          files_downloaded: Array<string>;
+        }>;
         share_url: string;
         approval_required: boolean;
         approval_status: 'pending' | 'approved' | 'rejected' | null;
@@ -2018,7 +2232,24 @@ export interface Paths {
         total_downloads: number;
         max_downloads: number | null;
         password_protected: boolean;
+        /** The first address the transfer was sent to. */
         recipient: string | null;
+        /** Every address the transfer was sent to, with its personal link and downloads. */
+        recipients: Array<{
+          object: 'transfer_recipient';
+          /** The address-book entry; null once it was deleted (the link keeps working). */
+          recipient_id: string | null;
+          /** The address the personal link was sent to. */
+          email: string;
+          /** The recipient's personal link: downloads through it are theirs. A capability: share it with them only. */
+          share_url: string;
+          /** When the link was mailed; null until then. */
+          mailed_at: string | null;
+          downloads_completed: number;
+          last_downloaded_at: string | null;
+          /** Files delivered whole through this link at least once. */
+          files_downloaded: Array<string>;
+        }>;
         share_url: string;
         approval_required: boolean;
         approval_status: 'pending' | 'approved' | 'rejected' | null;
@@ -2074,6 +2305,37 @@ export interface Paths {
         folder_id: string | null;
       };
       scope: 'folders:manage';
+    };
+  };
+  '/v1/transfers/{id}/recipients': {
+    /** List a transfer's recipients and what each downloaded */
+    get: {
+      path: {
+        id: string;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          object: 'transfer_recipient';
+          /** The address-book entry; null once it was deleted (the link keeps working). */
+          recipient_id: string | null;
+          /** The address the personal link was sent to. */
+          email: string;
+          /** The recipient's personal link: downloads through it are theirs. A capability: share it with them only. */
+          share_url: string;
+          /** When the link was mailed; null until then. */
+          mailed_at: string | null;
+          downloads_completed: number;
+          last_downloaded_at: string | null;
+          /** Files delivered whole through this link at least once. */
+          files_downloaded: Array<string>;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'transfers:read';
     };
   };
   '/v1/uploads/{token}': {
@@ -2389,6 +2651,7 @@ export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/intakes/{id}',
   'DELETE /v1/intakes/{id}/documents/{docId}',
   'DELETE /v1/intakes/{id}/publishable-keys/{keyId}',
+  'DELETE /v1/recipients/{id}',
   'DELETE /v1/rules/{id}',
   'DELETE /v1/transfers/{id}',
   'DELETE /v1/transfers/{id}/folder',
@@ -2409,6 +2672,8 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/intakes/{id}/form',
   'GET /v1/intakes/{id}/publishable-keys',
   'GET /v1/me',
+  'GET /v1/recipients',
+  'GET /v1/recipients/{id}',
   'GET /v1/rules',
   'GET /v1/rules/{id}',
   'GET /v1/rules/{id}/executions',
@@ -2416,6 +2681,7 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/shares/{code}',
   'GET /v1/transfers',
   'GET /v1/transfers/{id}',
+  'GET /v1/transfers/{id}/recipients',
   'GET /v1/uploads/{token}',
   'GET /v1/webhooks',
   'GET /v1/webhooks/events',
@@ -2424,6 +2690,7 @@ export const DOCUMENTED_OPERATIONS = [
   'PATCH /v1/api-keys/{id}',
   'PATCH /v1/collections/{id}',
   'PATCH /v1/intakes/{id}',
+  'PATCH /v1/recipients/{id}',
   'PATCH /v1/rules/{id}',
   'PATCH /v1/webhooks',
   'POST /v1/api-keys',
@@ -2436,6 +2703,7 @@ export const DOCUMENTED_OPERATIONS = [
   'POST /v1/intakes/{id}/close',
   'POST /v1/intakes/{id}/publishable-keys',
   'POST /v1/intakes/{id}/submissions',
+  'POST /v1/recipients',
   'POST /v1/rules',
   'POST /v1/shared-collections/{code}/download-links',
   'POST /v1/shares/{code}/download-links',

@@ -19,6 +19,7 @@ import type {
   Transfer,
   TransferFolder,
   TransferListItem,
+  TransferRecipient,
 } from '../types.ts';
 import { Resource } from './resource.ts';
 import { Shares } from './shares.ts';
@@ -53,6 +54,11 @@ export class Transfers extends Resource {
 
   removeFolder(id: string, options?: RequestOptions): Promise<TransferFolder> {
     return this.call('transfers.removeFolder', { params: { id }, options });
+  }
+
+  /** Who the transfer was sent to: each address with its personal link and the downloads completed through it. */
+  recipients(id: string, options?: RequestOptions): PageRequest<TransferRecipient> {
+    return this.paged('transfers.recipients', { params: { id }, options });
   }
 
   /**
