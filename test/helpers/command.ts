@@ -44,6 +44,9 @@ export function runCommand(command: string, args: string[], options: CommandOpti
       clearTimeout(timer);
       resolve({ ...result, code });
     });
+    // A child that exits without reading its input closes the pipe first: that EPIPE says nothing
+    // about the command (its exit code does), and unhandled it would fail the caller at random.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(input);
   });
 }
