@@ -37,9 +37,17 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
   const { db, objects } = deps;
   const intakes = createIntakeQueries(db);
 
-  async function mustLoad(documentId: string) {
+  /**
+   * A document and its intake. Missing is final, except for a workflow's first look, which may
+   * come before the commit that created the document (`firstLook`): then it is retried.
+   */
+  async function mustLoad(documentId: string, firstLook = false) {
     const document = await intakes.documentById(documentId);
-    if (!document) throw ApplicationFailure.nonRetryable(`document ${documentId} does not exist`, 'NotFound');
+    if (!document) {
+      throw firstLook
+        ? ApplicationFailure.retryable(`document ${documentId} is not visible yet`, 'NotVisibleYet')
+        : ApplicationFailure.nonRetryable(`document ${documentId} does not exist`, 'NotFound');
+    }
     const intake = await intakes.findById(document.intake_id);
     if (!intake) throw ApplicationFailure.nonRetryable(`intake ${document.intake_id} does not exist`, 'NotFound');
     return { document, intake };
@@ -48,9 +56,10 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
   const tenantOf = (row: IntakeDocumentRow) => ({ workspaceId: row.workspace_id, environment: row.environment });
 
   async function recordReceived(tx: CommonQueryMethods, document: IntakeDocumentRow) {
-    const intake = await createIntakeQueries(tx).findById(document.intake_id);
-    const files = await createIntakeQueries(tx).files([document.id]);
+    const queries = createIntakeQueries(tx);
+    const intake = await queries.findById(document.intake_id);
     if (!intake) return;
+    const files = await queries.files([document.id]);
     await createEventQueries(tx).record(tenantOf(document), 'request.submission_received', {
       request: requestView(intake),
       submission: submissionView(document, files),
@@ -59,12 +68,7 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
 
   return {
     async loadDocumentPlan(documentId: string): Promise<DocumentPlan> {
-      // The workflow is started inside the transaction that creates the document,
-      // so its first look may come before the commit: not found yet is retryable.
-      if (!(await intakes.documentById(documentId))) {
-        throw ApplicationFailure.retryable(`document ${documentId} is not visible yet`, 'NotVisibleYet');
-      }
-      const { document, intake } = await mustLoad(documentId);
+      const { document, intake } = await mustLoad(documentId, true);
       const files = await intakes.files([documentId]);
       return {
         mode: intake.encryption_mode,
@@ -129,17 +133,13 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
       }
     },
 
-    /** Infected content is destroyed (`rejected`); anything else becomes `available`. */
-    async settleDocumentScan(documentId: string): Promise<'available' | 'rejected' | 'deleted'> {
+    /** Infected content is destroyed (`rejected`); anything else becomes `available`. Answers the status after. */
+    async settleDocumentScan(documentId: string): Promise<IntakeDocumentRow['status']> {
       const files = await intakes.files([documentId]);
-      if (files.some((file) => file.scan_status === 'infected')) {
-        await intakes.rejectDocument(documentId);
-        return 'rejected';
-      }
-      const moved = await intakes.moveDocument(documentId, ['processing'], 'available');
-      if (moved) return 'available';
-      const { document } = await mustLoad(documentId);
-      return document.status === 'deleted' ? 'deleted' : document.status === 'rejected' ? 'rejected' : 'available';
+      if (files.some((file) => file.scan_status === 'infected')) await intakes.rejectDocument(documentId);
+      else await intakes.moveDocument(documentId, ['processing'], 'available');
+      // Deleted meanwhile by its owner, or settled by an earlier try of this activity: the row says.
+      return (await mustLoad(documentId)).document.status;
     },
 
     /** Retention ended, or the upload never finished: keys destroyed, the row kept as a tombstone. */

@@ -62,19 +62,14 @@ export function registerApiKeyAuth(server: Server) {
   // (docs/intakes.md); every other route refuses them as it refuses any unknown key.
   server.auth.scheme('publishable-key', () => ({
     authenticate: async (request, h) => {
-      const submitter = await withinFailureBudget(request, async () => {
-        const header = headerOf(request, 'authorization');
-        if (header === undefined || header.trim() === '') {
-          throw new DomainError(
-            'missing_api_key',
-            'No publishable key provided. Send it as `Authorization: Bearer cip_…`.',
-          );
-        }
-        const value = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-        if (!value) throw new DomainError('invalid_api_key', 'The publishable key is malformed.');
-        const intakeId = (request.params as { id?: unknown }).id;
-        return authenticateSubmitter(request.server.app.services, value, typeof intakeId === 'string' ? intakeId : '');
-      });
+      const intakeId = (request.params as { id?: unknown }).id;
+      const submitter = await withinFailureBudget(request, () =>
+        authenticateSubmitter(
+          request.server.app.services,
+          headerOf(request, 'authorization'),
+          typeof intakeId === 'string' ? intakeId : '',
+        ),
+      );
       return h.authenticated({ credentials: { app: { submitter } } });
     },
   }));

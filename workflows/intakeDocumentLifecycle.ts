@@ -1,6 +1,7 @@
-import { ActivityFailure, condition, defineSignal, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createIntakeActivities } from '../activities/intakes.ts';
 import { FIRST_LOOK_RETRY, MAIL_RETRY, SCAN_RETRY, STORAGE_RETRY } from './retry-policies.ts';
+import { bestEffort, msUntil } from './waiting.ts';
 
 type Activities = ReturnType<typeof createIntakeActivities>;
 
@@ -63,19 +64,4 @@ export async function intakeDocumentLifecycle(input: { documentId: string }): Pr
     await storage.purgeDocumentBlobs(documentId);
     return how;
   }
-}
-
-/** Mail is best effort: once its retries are spent, the document goes on without it. */
-async function bestEffort(send: () => Promise<unknown>): Promise<void> {
-  try {
-    await send();
-  } catch (error) {
-    if (!(error instanceof ActivityFailure)) throw error;
-    log.warn('mail not sent', { error: error.message });
-  }
-}
-
-function msUntil(at: number): number {
-  // condition() treats a timeout of 0 as "no timeout": never pass it.
-  return Math.max(1, at - Date.now());
 }

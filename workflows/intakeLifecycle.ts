@@ -1,6 +1,7 @@
 import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createIntakeActivities } from '../activities/intakes.ts';
 import { BOOKKEEPING, FIRST_LOOK_RETRY } from './retry-policies.ts';
+import { msUntil } from './waiting.ts';
 
 type Activities = ReturnType<typeof createIntakeActivities>;
 
@@ -38,7 +39,7 @@ export async function intakeLifecycle(input: { intakeId: string }): Promise<stri
     } else if (at === null) {
       await condition(changed);
     } else {
-      await condition(changed, Math.max(1, at - Date.now()));
+      await condition(changed, msUntil(at));
     }
   }
 }

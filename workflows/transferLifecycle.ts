@@ -1,7 +1,8 @@
-import { ActivityFailure, condition, defineSignal, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createTransferActivities } from '../activities/transfers.ts';
 import type { ApprovalDecision } from '../lib/vocabulary.ts';
 import { FIRST_LOOK_RETRY, MAIL_RETRY, SCAN_RETRY, STORAGE_RETRY } from './retry-policies.ts';
+import { bestEffort, msUntil } from './waiting.ts';
 
 type Activities = ReturnType<typeof createTransferActivities>;
 
@@ -132,18 +133,3 @@ export async function transferLifecycle(input: { transferId: string }): Promise<
 }
 
 type Phase = 'preparing' | 'active' | 'ended';
-
-/** Mail is best effort: once its retries are spent, the transfer goes on without it. */
-async function bestEffort(send: () => Promise<unknown>): Promise<void> {
-  try {
-    await send();
-  } catch (error) {
-    if (!(error instanceof ActivityFailure)) throw error;
-    log.warn('mail not sent', { error: error.message });
-  }
-}
-
-function msUntil(at: number): number {
-  // condition() treats a timeout of 0 as "no timeout": never pass it.
-  return Math.max(1, at - Date.now());
-}

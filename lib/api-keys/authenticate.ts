@@ -3,6 +3,7 @@ import { createAuditQueries } from '../db/queries/audit.ts';
 import { DomainError } from '../errors.ts';
 import { ipAllowed } from '../net/ip-allow-list.ts';
 import type { Services } from '../services.ts';
+import { bearerValue } from './bearer.ts';
 import type { Caller } from './present.ts';
 import { hashKeyValue, parseKeyValue, sameHash } from './values.ts';
 
@@ -22,13 +23,9 @@ export async function authenticate(
   header: string | undefined,
   origin: RequestOrigin,
 ): Promise<Caller> {
-  if (header === undefined || header.trim() === '') {
-    throw new DomainError('missing_api_key', 'No API key provided. Send it as `Authorization: Bearer <API_KEY>`.');
-  }
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  const value = match?.[1];
-  const claimed = value ? parseKeyValue(value) : null;
-  if (!value || !claimed) throw new DomainError('invalid_api_key', 'The API key is malformed.');
+  const value = bearerValue(header, { name: 'API key', placeholder: '<API_KEY>' });
+  const claimed = parseKeyValue(value);
+  if (!claimed) throw new DomainError('invalid_api_key', 'The API key is malformed.');
 
   const hash = hashKeyValue(services.keys.apiKeyPepper, value);
   const keys = createApiKeyQueries(services.db);

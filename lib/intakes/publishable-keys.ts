@@ -1,3 +1,4 @@
+import { bearerValue } from '../api-keys/bearer.ts';
 import { constantTimeEqual, hmacSha256, randomBase62, seal, unseal } from '../crypto/secrets.ts';
 import type { Tenant } from '../db/queries/api-keys.ts';
 import { createIntakeQueries, type IntakeRow, type PublishableKeyRow } from '../db/queries/intakes.ts';
@@ -52,10 +53,16 @@ export async function issuePublishableKey(
 export type Submitter = Tenant & { intakeId: string; publishableKeyId: string };
 
 /**
- * Resolves a `cip_` key sent to `intakeId`'s submitter routes. A key of another intake answers 404,
- * as if the intake did not exist: a page's key must not reveal which other intakes are there.
+ * Resolves the `Authorization` header of a request to `intakeId`'s submitter routes. A key of
+ * another intake answers 404, as if the intake did not exist: a page's key must not reveal which
+ * other intakes are there.
  */
-export async function authenticateSubmitter(services: Services, value: string, intakeId: string): Promise<Submitter> {
+export async function authenticateSubmitter(
+  services: Services,
+  header: string | undefined,
+  intakeId: string,
+): Promise<Submitter> {
+  const value = bearerValue(header, { name: 'publishable key', placeholder: 'cip_…' });
   const environment = environmentOf(value);
   if (!environment) throw new DomainError('invalid_api_key', 'The publishable key is malformed.');
   const hash = hashOf(services, value);
@@ -73,11 +80,6 @@ export async function authenticateSubmitter(services: Services, value: string, i
     intakeId: key.intake_id,
     publishableKeyId: key.id,
   };
-}
-
-/** Whether a bearer value is a publishable key at all (so other routes can refuse it plainly). */
-export function isPublishableKeyValue(value: string): boolean {
-  return value.startsWith('cip_');
 }
 
 function environmentOf(value: string): Environment | null {

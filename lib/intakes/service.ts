@@ -8,6 +8,7 @@ import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
 import type { IntakeEncryptionMode, IntakeKem, IntakeStatus, MetadataPolicy } from '../vocabulary.ts';
 import { randomId } from './ids.ts';
+import { KEM_SIZES } from './kems.ts';
 import { presentIntake } from './present.ts';
 import { issuePublishableKey, presentPublishableKey } from './publishable-keys.ts';
 
@@ -16,9 +17,6 @@ import { issuePublishableKey, presentPublishableKey } from './publishable-keys.t
 
 const HOUR_MS = 3_600_000;
 export const INTAKE_DEFAULTS = { retentionHours: 720, maxFiles: 20, maxBytes: 5 * 1024 ** 3 } as const;
-
-/** The public key sizes of each KEM (docs/intake-encryption.md, "Keys"). */
-export const PUBLIC_KEY_BYTES: Readonly<Record<IntakeKem, number>> = { 'MLKEM768-X25519': 1216, 'DHKEM-X25519': 32 };
 
 export type IntakeLimitsInput = {
   max_files?: number | undefined;
@@ -195,10 +193,10 @@ function ownerKeyOf(mode: IntakeEncryptionMode, key: CreateIntakeInput['owner_pu
   }
   const kem = key.kem ?? 'MLKEM768-X25519';
   const publicKey = Buffer.from(key.public_key, 'base64url');
-  if (publicKey.length !== PUBLIC_KEY_BYTES[kem] || publicKey.toString('base64url') !== key.public_key) {
+  if (publicKey.length !== KEM_SIZES[kem].publicKey || publicKey.toString('base64url') !== key.public_key) {
     throw new DomainError(
       'validation_error',
-      `A ${kem} public key is ${PUBLIC_KEY_BYTES[kem]} bytes, in base64url without padding.`,
+      `A ${kem} public key is ${KEM_SIZES[kem].publicKey} bytes, in base64url without padding.`,
       { param: 'owner_public_key.public_key' },
     );
   }

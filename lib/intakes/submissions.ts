@@ -9,6 +9,7 @@ import { storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
 import type { IntakeKem, IntakeSource } from '../vocabulary.ts';
 import { randomId } from './ids.ts';
+import { KEM_SIZES, SEALED_KEY_BYTES } from './kems.ts';
 import { presentForm } from './present.ts';
 import type { Submitter } from './publishable-keys.ts';
 
@@ -19,9 +20,6 @@ import type { Submitter } from './publishable-keys.ts';
 const HOUR_MS = 3_600_000;
 /** A VAL1 nonce prefix is 7 bytes. */
 const IV_BYTES = 7;
-/** HPKE `enc` sizes by KEM, then the 48-byte sealed content key (docs/intake-encryption.md). */
-const ENC_BYTES: Readonly<Record<IntakeKem, number>> = { 'MLKEM768-X25519': 1120, 'DHKEM-X25519': 32 };
-const SEALED_KEY_BYTES = 48;
 
 export async function getForm(services: Services, submitter: Submitter) {
   return presentForm(await submitterIntake(services, submitter));
@@ -198,12 +196,12 @@ function checkEnvelope(intake: IntakeRow, input: StartSubmissionInput) {
   }
   const wrapped = Buffer.from(envelope.wrapped_symmetric_key, 'base64url');
   if (
-    wrapped.length !== ENC_BYTES[envelope.kem] + SEALED_KEY_BYTES ||
+    wrapped.length !== KEM_SIZES[envelope.kem].enc + SEALED_KEY_BYTES ||
     wrapped.toString('base64url') !== envelope.wrapped_symmetric_key
   ) {
     throw new DomainError(
       'validation_error',
-      `A ${envelope.kem} wrapped key is ${ENC_BYTES[envelope.kem] + SEALED_KEY_BYTES} bytes (enc, then the sealed key), in base64url without padding.`,
+      `A ${envelope.kem} wrapped key is ${KEM_SIZES[envelope.kem].enc + SEALED_KEY_BYTES} bytes (enc, then the sealed key), in base64url without padding.`,
       { param: 'envelope.wrapped_symmetric_key' },
     );
   }

@@ -1,15 +1,12 @@
-import { DomainError } from '../../../lib/errors.ts';
 import { openIntakeDownload, resolveIntakeDownload } from '../../../lib/intakes/documents.ts';
-import { clientIp } from '../../client-ip.ts';
-import { parseRangeHeader } from '../../http/ranges.ts';
 import { defineRoute } from '../../route.ts';
-import { headerOf } from '../../types.ts';
 import {
-  contentDisposition,
-  DOWNLOAD_SAFETY_HEADERS,
   endOfDownload,
+  headersOf,
+  holdDownloadSlot,
   limitDuration,
   linkTokenParams,
+  requestedRange,
 } from '../shares/download.ts';
 
 export const downloadRoute = defineRoute({
@@ -33,46 +30,23 @@ export const downloadRoute = defineRoute({
   handler: async (request, h) => {
     const { services } = request.server.app;
     const target = await resolveIntakeDownload(services, request.params.token);
-    const size = target.file.size;
-    const range = parseRangeHeader(headerOf(request, 'range'), size);
-    if (range === 'unsatisfiable') {
-      throw new DomainError('validation_error', 'The requested range is outside the file.', {
-        param: 'Range',
-        kind: 'range_not_satisfiable',
-        contentSize: size,
-      });
-    }
+    const range = requestedRange(request, target.file.size);
     // The same bounds as public transfer downloads: a slot per address and per intake.
-    const slot = services.downloads.gate.enter(clientIp(request, services.config), target.intake.id);
-    if (!slot.ok) {
-      throw new DomainError('rate_limited', 'Too many downloads at once. Retry in a moment.', {
-        retryAfterSeconds: 5,
-        details: { reason: slot.reason },
-      });
-    }
-    let content: Awaited<ReturnType<typeof openIntakeDownload>>;
-    try {
-      content = await openIntakeDownload(services, target, range ?? undefined);
-    } catch (error) {
-      slot.release();
-      throw error;
-    }
-    content.once('close', slot.release);
+    holdDownloadSlot(request, { id: target.intake.id, kind: 'intake' });
+    const content = await openIntakeDownload(services, target, range);
     limitDuration(request, services.config.transfers.downloads);
     const response = h
       .response(content)
       .code(range ? 206 : 200)
-      .compressed('identity')
-      .header(
-        'Content-Type',
-        target.intake.encryption_mode === 'e2e_asym' ? 'application/octet-stream' : target.file.mime_type,
-      )
-      .header('Content-Disposition', contentDisposition(target.file.name))
-      .header('Accept-Ranges', 'bytes')
-      .header('Cache-Control', 'private, no-store')
-      .header('Content-Length', String(range ? range.end - range.start + 1 : size));
-    if (range) response.header('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
-    for (const [name, value] of Object.entries(DOWNLOAD_SAFETY_HEADERS)) response.header(name, value);
+      .compressed('identity');
+    const headers = headersOf({
+      size: target.file.size,
+      range,
+      name: target.file.name,
+      // End-to-end documents send their ciphertext: no type of the plaintext applies.
+      mimeType: target.intake.encryption_mode === 'e2e_asym' ? 'application/octet-stream' : target.file.mime_type,
+    });
+    for (const [name, value] of Object.entries(headers)) response.header(name, value);
     return response;
   },
 });

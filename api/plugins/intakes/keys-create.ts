@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { type CreatePublishableKeyInput, createPublishableKey } from '../../../lib/intakes/owner-keys.ts';
-import { defineRoute } from '../../route.ts';
+import { defineRoute, orNull } from '../../route.ts';
 import { text } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { intakeParams, publishableKey } from './schemas.ts';
@@ -19,7 +19,12 @@ export const keysCreateRoute = defineRoute({
     },
     validate: {
       params: intakeParams,
-      payload: orEmpty(Joi.object<CreatePublishableKeyInput>({ label: text.trim().max(100).allow(null, '') })),
+      // The body is optional: none is no label.
+      payload: orNull(
+        Joi.object<CreatePublishableKeyInput>({ label: text.trim().max(100).allow(null, '') }).label(
+          'CreatePublishableKey',
+        ),
+      ),
     },
     response: { status: { 201: publishableKey } },
   },
@@ -35,8 +40,3 @@ export const keysCreateRoute = defineRoute({
       )
       .code(201),
 });
-
-/** The body is optional: no body is no label. */
-function orEmpty<T>(schema: Joi.ObjectSchema<T>): Joi.ObjectSchema<T | null> {
-  return schema.allow(null).label('CreatePublishableKey') as Joi.ObjectSchema<T | null>;
-}

@@ -12,6 +12,7 @@ import {
   UPLOAD_STATES,
 } from '../../../lib/vocabulary.ts';
 import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
+import { uploadUrl } from '../transfers/schemas.ts';
 
 // Request and response schemas of the intake routes (docs/intakes.md).
 
@@ -62,23 +63,19 @@ const ownerKeyView = Joi.object({
   .allow(null)
   .label('IntakeOwnerKey');
 
-const limitsView = Joi.object({
+/** What both the owner and a submitter see of an intake's limits. */
+const submissionLimits = {
   max_files: Joi.number().integer().required(),
   max_bytes: Joi.number().integer().required(),
-  max_submissions: Joi.number().integer().allow(null).required(),
-}).label('IntakeLimits');
+};
 
-export const intake = Joi.object({
+/** What a submitter's form shows of an intake; the owner sees these and more. */
+const formFields = {
   id: intakeId.required(),
-  object: Joi.string().valid('intake').required(),
   title: Joi.string().required(),
   instructions: Joi.string().allow(null, '').required(),
   status: Joi.string()
     .valid(...INTAKE_STATUSES)
-    .required(),
-  closed_reason: Joi.string()
-    .valid(...INTAKE_CLOSE_REASONS)
-    .allow(null)
     .required(),
   encryption_mode: Joi.string()
     .valid(...INTAKE_ENCRYPTION_MODES)
@@ -87,10 +84,24 @@ export const intake = Joi.object({
   metadata_policy: Joi.string()
     .valid(...METADATA_POLICIES)
     .required(),
-  retention_hours: Joi.number().required(),
-  limits: limitsView.required(),
-  notify: Joi.array().items(Joi.string()).required(),
   expires_at: timestamp.allow(null).required(),
+};
+
+export const intake = Joi.object({
+  ...formFields,
+  object: Joi.string().valid('intake').required(),
+  closed_reason: Joi.string()
+    .valid(...INTAKE_CLOSE_REASONS)
+    .allow(null)
+    .required(),
+  retention_hours: Joi.number().required(),
+  limits: Joi.object({
+    ...submissionLimits,
+    max_submissions: Joi.number().integer().allow(null).required(),
+  })
+    .required()
+    .label('IntakeLimits'),
+  notify: Joi.array().items(Joi.string()).required(),
   submissions_count: Joi.number().integer().min(0).required(),
   page_url: Joi.string().uri().required(),
   created_at: timestamp.required(),
@@ -203,25 +214,9 @@ export const deletedDocument = Joi.object({
 }).label('DeletedIntakeDocument');
 
 export const intakeForm = Joi.object({
+  ...formFields,
   object: Joi.string().valid('intake_form').required(),
-  id: intakeId.required(),
-  title: Joi.string().required(),
-  instructions: Joi.string().allow(null, '').required(),
-  status: Joi.string()
-    .valid(...INTAKE_STATUSES)
-    .required(),
-  encryption_mode: Joi.string()
-    .valid(...INTAKE_ENCRYPTION_MODES)
-    .required(),
-  owner_public_key: ownerKeyView.required(),
-  metadata_policy: Joi.string()
-    .valid(...METADATA_POLICIES)
-    .required(),
-  limits: Joi.object({
-    max_files: Joi.number().integer().required(),
-    max_bytes: Joi.number().integer().required(),
-  }).required(),
-  expires_at: timestamp.allow(null).required(),
+  limits: Joi.object(submissionLimits).required(),
 }).label('IntakeForm');
 
 export const submission = Joi.object({
@@ -239,18 +234,12 @@ export const submission = Joi.object({
   }).required(),
   upload_urls: Joi.array()
     .items(
-      Joi.object({
-        file_id: id.required(),
-        name: Joi.string().required(),
-        size: Joi.number().integer().min(0).required().description('The bytes to PUT: the VAL1 blob in `e2e_asym`.'),
-        plaintext_size: Joi.number().integer().min(0).required(),
-        method: Joi.string().valid('PUT').required(),
-        url: Joi.string().uri().required(),
-        headers: Joi.object().pattern(Joi.string(), Joi.string()).required(),
-        expires_at: timestamp.required(),
-        resumable: Joi.boolean().required(),
-        part_size: Joi.number().integer().required(),
-      }).label('IntakeUploadUrl'),
+      uploadUrl
+        .keys({
+          size: Joi.number().integer().min(0).required().description('The bytes to PUT: the VAL1 blob in `e2e_asym`.'),
+          plaintext_size: Joi.number().integer().min(0).required(),
+        })
+        .label('IntakeUploadUrl'),
     )
     .required(),
 }).label('IntakeSubmission');

@@ -3,7 +3,7 @@ import { verifyToken } from '../../../lib/crypto/signed-token.ts';
 import { DomainError } from '../../../lib/errors.ts';
 import { countDelivery } from '../../../lib/recipients/deliveries.ts';
 import type { DownloadRefusal } from '../../../lib/transfers/download-gate.ts';
-import { type Download, openDownload, resolveDownload } from '../../../lib/transfers/download-links.ts';
+import { type ByteRange, type Download, openDownload, resolveDownload } from '../../../lib/transfers/download-links.ts';
 import { clientIp } from '../../client-ip.ts';
 import { parseRangeHeader } from '../../http/ranges.ts';
 import { defineRoute } from '../../route.ts';
@@ -12,10 +12,10 @@ import { type AnyRequest, headerOf } from '../../types.ts';
 /** A refused download is worth retrying soon: slots free up as other downloads end. */
 const RETRY_AFTER_SECONDS = 5;
 
-const REFUSALS: Record<DownloadRefusal, string> = {
-  downloads_per_ip: 'Too many downloads from your address at once. Retry when one has finished.',
-  downloads_per_transfer: 'Too many downloads of this transfer at once. Retry in a moment.',
-  downloads_busy: 'Too many downloads in progress. Retry in a moment.',
+const REFUSALS: Record<DownloadRefusal, (subject: string) => string> = {
+  downloads_per_ip: () => 'Too many downloads from your address at once. Retry when one has finished.',
+  downloads_per_transfer: (subject) => `Too many downloads of this ${subject} at once. Retry in a moment.`,
+  downloads_busy: () => 'Too many downloads in progress. Retry in a moment.',
 };
 
 /**
@@ -38,6 +38,23 @@ export const linkTokenParams = Joi.object<{ token: string }>({
 
 /** What to undo once a download's response has ended, however it ended: its slot, its timer. */
 const endings = new WeakMap<AnyRequest, () => void>();
+
+/**
+ * Takes one of the public download slots (per address, per transfer or intake, in all) for this
+ * request, released when its response ends however it ends; past a bound, 429 with `Retry-After`.
+ * Routes that call it declare `ext: endOfDownload`.
+ */
+export function holdDownloadSlot(request: AnyRequest, subject: { id: string; kind: 'transfer' | 'intake' }): void {
+  const { services } = request.server.app;
+  const slot = services.downloads.gate.enter(clientIp(request, services.config), subject.id);
+  if (!slot.ok) {
+    throw new DomainError('rate_limited', REFUSALS[slot.reason](subject.kind), {
+      retryAfterSeconds: RETRY_AFTER_SECONDS,
+      details: { reason: slot.reason },
+    });
+  }
+  endings.set(request, slot.release);
+}
 
 /** The route extension that undoes, once a download's response has ended, what limitDuration set up. */
 export const endOfDownload = {
@@ -73,31 +90,11 @@ export const downloadRoute = defineRoute({
     const limits = services.config.transfers.downloads;
     // The link names its transfer; a link that does not verify is refused by openDownload below.
     const link = verifyToken(services.keys.links, 'download', token);
-    if (link.ok) {
-      const slot = services.downloads.gate.enter(clientIp(request, services.config), link.data.t ?? '');
-      if (!slot.ok) {
-        throw new DomainError('rate_limited', REFUSALS[slot.reason], {
-          retryAfterSeconds: RETRY_AFTER_SECONDS,
-          details: { reason: slot.reason },
-        });
-      }
-      endings.set(request, slot.release);
-    }
+    if (link.ok) holdDownloadSlot(request, { id: link.data.t ?? '', kind: 'transfer' });
     const target = await resolveDownload(services, token);
-    const range = parseRangeHeader(headerOf(request, 'range'), target.file.size);
-    if (range === 'unsatisfiable') {
-      throw new DomainError('validation_error', 'The requested range is outside the file.', {
-        param: 'Range',
-        kind: 'range_not_satisfiable',
-        contentSize: target.file.size,
-      });
-    }
+    const range = requestedRange(request, target.file.size);
     // Read through the downloads' own object-store pool, never the one uploads use.
-    const download = await openDownload(
-      { ...services, objects: services.downloads.objects },
-      target,
-      range ?? undefined,
-    );
+    const download = await openDownload({ ...services, objects: services.downloads.objects }, target, range);
     limitDuration(request, limits);
     // Through a personal link, the recipient's download counts only once the file is sent whole.
     const counted = countDelivery(services, target, download);
@@ -118,7 +115,21 @@ export const downloadRoute = defineRoute({
   },
 });
 
-function headersOf(download: Download): Record<string, string> {
+/** The single byte range a request's `Range` asks of a file of `size` bytes, or undefined for all of it; 416 when outside. */
+export function requestedRange(request: AnyRequest, size: number): ByteRange | undefined {
+  const range = parseRangeHeader(headerOf(request, 'range'), size);
+  if (range === 'unsatisfiable') {
+    throw new DomainError('validation_error', 'The requested range is outside the file.', {
+      param: 'Range',
+      kind: 'range_not_satisfiable',
+      contentSize: size,
+    });
+  }
+  return range ?? undefined;
+}
+
+/** The headers of a download's response: what it is, how much of it, and how to treat it. */
+export function headersOf(download: Omit<Download, 'content'>): Record<string, string> {
   const { range, size } = download;
   const headers: Record<string, string> = {
     'Content-Type': download.mimeType,
@@ -136,7 +147,7 @@ function headersOf(download: Download): Record<string, string> {
 }
 
 /** Content-Disposition for any file name: an ASCII fallback plus the exact UTF-8 name (RFC 6266 / 8187). */
-export function contentDisposition(name: string): string {
+function contentDisposition(name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_') || 'download';
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;

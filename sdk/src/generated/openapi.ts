@@ -711,11 +711,9 @@ export interface Paths {
         data: Array<{
           /** `in_…` */
           id: string;
-          object: 'intake';
           title: string;
           instructions: string | null;
           status: 'open' | 'closed' | 'expired' | 'deleted';
-          closed_reason: 'owner' | 'max_submissions' | null;
           encryption_mode: 'server' | 'e2e_asym';
           owner_public_key: {
             kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
@@ -723,6 +721,9 @@ export interface Paths {
             fingerprint: string;
           } | null;
           metadata_policy: 'allow' | 'deny';
+          expires_at: string | null;
+          object: 'intake';
+          closed_reason: 'owner' | 'max_submissions' | null;
           retention_hours: number;
           limits: {
             max_files: number;
@@ -730,7 +731,6 @@ export interface Paths {
             max_submissions: number | null;
           };
           notify: Array<string>;
-          expires_at: string | null;
           submissions_count: number;
           page_url: string;
           created_at: string;
@@ -767,11 +767,9 @@ export interface Paths {
       response: {
         /** `in_…` */
         id: string;
-        object: 'intake';
         title: string;
         instructions: string | null;
         status: 'open' | 'closed' | 'expired' | 'deleted';
-        closed_reason: 'owner' | 'max_submissions' | null;
         encryption_mode: 'server' | 'e2e_asym';
         owner_public_key: {
           kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
@@ -779,6 +777,9 @@ export interface Paths {
           fingerprint: string;
         } | null;
         metadata_policy: 'allow' | 'deny';
+        expires_at: string | null;
+        object: 'intake';
+        closed_reason: 'owner' | 'max_submissions' | null;
         retention_hours: number;
         limits: {
           max_files: number;
@@ -786,7 +787,6 @@ export interface Paths {
           max_submissions: number | null;
         };
         notify: Array<string>;
-        expires_at: string | null;
         submissions_count: number;
         page_url: string;
         created_at: string;
@@ -819,11 +819,9 @@ export interface Paths {
       response: {
         /** `in_…` */
         id: string;
-        object: 'intake';
         title: string;
         instructions: string | null;
         status: 'open' | 'closed' | 'expired' | 'deleted';
-        closed_reason: 'owner' | 'max_submissions' | null;
         encryption_mode: 'server' | 'e2e_asym';
         owner_public_key: {
           kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
@@ -831,6 +829,9 @@ export interface Paths {
           fingerprint: string;
         } | null;
         metadata_policy: 'allow' | 'deny';
+        expires_at: string | null;
+        object: 'intake';
+        closed_reason: 'owner' | 'max_submissions' | null;
         retention_hours: number;
         limits: {
           max_files: number;
@@ -838,7 +839,6 @@ export interface Paths {
           max_submissions: number | null;
         };
         notify: Array<string>;
-        expires_at: string | null;
         submissions_count: number;
         page_url: string;
         created_at: string;
@@ -869,11 +869,9 @@ export interface Paths {
       response: {
         /** `in_…` */
         id: string;
-        object: 'intake';
         title: string;
         instructions: string | null;
         status: 'open' | 'closed' | 'expired' | 'deleted';
-        closed_reason: 'owner' | 'max_submissions' | null;
         encryption_mode: 'server' | 'e2e_asym';
         owner_public_key: {
           kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
@@ -881,6 +879,9 @@ export interface Paths {
           fingerprint: string;
         } | null;
         metadata_policy: 'allow' | 'deny';
+        expires_at: string | null;
+        object: 'intake';
+        closed_reason: 'owner' | 'max_submissions' | null;
         retention_hours: number;
         limits: {
           max_files: number;
@@ -888,7 +889,6 @@ export interface Paths {
           max_submissions: number | null;
         };
         notify: Array<string>;
-        expires_at: string | null;
         submissions_count: number;
         page_url: string;
         created_at: string;
@@ -923,11 +923,9 @@ export interface Paths {
       response: {
         /** `in_…` */
         id: string;
-        object: 'intake';
         title: string;
         instructions: string | null;
         status: 'open' | 'closed' | 'expired' | 'deleted';
-        closed_reason: 'owner' | 'max_submissions' | null;
         encryption_mode: 'server' | 'e2e_asym';
         owner_public_key: {
           kem: 'MLKEM768-X25519' | 'DHKEM-X25519';
@@ -935,6 +933,9 @@ export interface Paths {
           fingerprint: string;
         } | null;
         metadata_policy: 'allow' | 'deny';
+        expires_at: string | null;
+        object: 'intake';
+        closed_reason: 'owner' | 'max_submissions' | null;
         retention_hours: number;
         limits: {
           max_files: number;
@@ -942,7 +943,6 @@ export interface Paths {
           max_submissions: number | null;
         };
         notify: Array<string>;
-        expires_at: string | null;
         submissions_count: number;
         page_url: string;
         created_at: string;
@@ -1109,7 +1109,6 @@ export interface Paths {
         id: string;
       };
       response: {
-        object: 'intake_form';
         /** `in_…` */
         id: string;
         title: string;
@@ -1122,11 +1121,12 @@ export interface Paths {
           fingerprint: string;
         } | null;
         metadata_policy: 'allow' | 'deny';
+        expires_at: string | null;
+        object: 'intake_form';
         limits: {
           max_files: number;
           max_bytes: number;
         };
-        expires_at: string | null;
       };
     };
   };
@@ -1247,15 +1247,15 @@ export interface Paths {
         upload_urls: Array<{
           file_id: string;
           name: string;
-          /** The bytes to PUT: the VAL1 blob in `e2e_asym`. */
-          size: number;
-          plaintext_size: number;
           method: 'PUT';
           url: string;
           headers: { [key: string]: string };
           expires_at: string;
           resumable: boolean;
           part_size: number;
+          /** The bytes to PUT: the VAL1 blob in `e2e_asym`. */
+          size: number;
+          plaintext_size: number;
         }>;
       };
     };
