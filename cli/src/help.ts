@@ -17,6 +17,13 @@ Transfers
   collections create|ls|show|add|remove|rotate-link|disable-link|rm   Collections of transfers
   recipients ls|add|show|update|rm|of   The address book; \`of TRANSFER_ID\`: who downloaded what
 
+Receiving
+  intake keygen -o KEY_FILE          A key pair for end-to-end intakes (the private key stays in KEY_FILE)
+  intake create --title T --key KEY_FILE|--server   An intake; prints its publishable key
+  intake ls|show|docs|close|rm       Intakes and their documents
+  intake get INTAKE_ID DOC_ID --key KEY_FILE -o DIR   Download a document, decrypted here
+  intake submit INTAKE_ID FILE… --publishable-key cip_…   Send files to an intake
+
 Account
   login                 Store an API key  --api-key KEY --base-url URL (or pipe the key on stdin)
   logout                Forget the profile's key

@@ -3,6 +3,7 @@ import { describeApiError, exitCodeFor } from './api-errors.ts';
 import { audit } from './commands/audit.ts';
 import { collections } from './commands/collections.ts';
 import { get } from './commands/get.ts';
+import { intake } from './commands/intake.ts';
 import { keys } from './commands/keys.ts';
 import { listen } from './commands/listen.ts';
 import { login, logout, whoami } from './commands/login.ts';
@@ -36,6 +37,8 @@ const COMMANDS: Record<string, Command> = {
   audit,
   collections,
   recipients,
+  intake,
+  intakes: intake,
 };
 
 /** Runs one command line and returns the exit code (docs/cli.md, "Exit codes"). */

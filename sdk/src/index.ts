@@ -56,6 +56,7 @@ export type { RequestOptions, ValiseOptions } from './client.ts';
 export {
   CONTENT_KEY_BYTES,
   DEFAULT_INTAKE_KEM,
+  ENC_BYTES,
   generateIntakeKeyPair,
   INTAKE_KEMS,
   type IntakeKem,
@@ -92,6 +93,7 @@ export {
 export type { EventDataByType } from './generated/events.ts';
 export { OPENAPI_VERSION, type Paths, REQUEST_ENUMS } from './generated/openapi.ts';
 export { type ListEnvelope, Page, PageRequest } from './pagination.ts';
+export type { SendToIntakeParams } from './resources/intakes.ts';
 export { EXCLUDED_OPERATIONS, ROUTES, type RouteName } from './routes.ts';
 export {
   type PrepareParams,

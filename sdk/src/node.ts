@@ -33,8 +33,17 @@ export type WriteOptions = {
   overwrite?: boolean | undefined;
 };
 
-/** A DownloadSink that also says where it put each file: `paths.get(file.id)`. */
-export type DirectorySink = DownloadSink & { readonly paths: ReadonlyMap<string, string> };
+/** A file as a sink needs it: who it is, and the name its sender gave it. */
+export type NamedFile = { id: string; name: string };
+
+/**
+ * A DownloadSink for any named files (a share's, an intake document's) that also says where it put
+ * each file: `paths.get(file.id)`.
+ */
+export type DirectorySink = ((file: NamedFile) => Promise<WritableStream<Uint8Array>>) & {
+  check: (files: NamedFile[]) => Promise<void>;
+  readonly paths: ReadonlyMap<string, string>;
+};
 
 /**
  * A DownloadSink writing each file into `directory` (created if missing) under its own name, made
@@ -50,7 +59,7 @@ export function toDirectory(directory: string, options: WriteOptions = {}): Dire
   const overwrite = options.overwrite === true;
   const paths = new Map<string, string>();
   const used = new Set<string>();
-  const pathOf = (file: SharedFile) => {
+  const pathOf = (file: NamedFile) => {
     let path = paths.get(file.id);
     if (path === undefined) {
       const name = uniqueName(safeFileName(file.name), used);
@@ -60,13 +69,13 @@ export function toDirectory(directory: string, options: WriteOptions = {}): Dire
     }
     return path;
   };
-  const sink = async (file: SharedFile) => {
+  const sink = async (file: NamedFile) => {
     await mkdir(directory, { recursive: true });
     return fileWriter(pathOf(file), overwrite);
   };
   return Object.assign(sink, {
     paths,
-    check: async (files: SharedFile[]) => {
+    check: async (files: NamedFile[]) => {
       // A share view that does not name its files yet (before a password) is checked when each is opened.
       for (const file of files) if (typeof file.name === 'string') await refuseExisting(pathOf(file), overwrite);
     },

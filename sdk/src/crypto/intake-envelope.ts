@@ -15,6 +15,9 @@ export const INTAKE_KEMS = ['MLKEM768-X25519', 'DHKEM-X25519'] as const;
 export type IntakeKem = (typeof INTAKE_KEMS)[number];
 export const DEFAULT_INTAKE_KEM: IntakeKem = 'MLKEM768-X25519';
 
+/** HPKE's encapsulated key `enc`, by KEM: a wrapped key is `enc` followed by the 48-byte sealed key. */
+export const ENC_BYTES: Readonly<Record<IntakeKem, number>> = { 'MLKEM768-X25519': 1120, 'DHKEM-X25519': 32 };
+
 /** A content key is an AES-256 key. */
 export const CONTENT_KEY_BYTES = 32;
 

@@ -38,7 +38,15 @@ export async function fileKey(
   fileCount: number,
 ): Promise<Uint8Array<ArrayBuffer>> {
   if (fileCount === 1) return linkKey;
-  const base = await globalThis.crypto.subtle.importKey('raw', linkKey, 'HKDF', false, ['deriveBits']);
+  return deriveFileKey(linkKey, fileId);
+}
+
+/**
+ * One file's VAL1 key from a key that opens several files (a transfer's link key, an intake
+ * document's content key): HKDF-SHA256 with the file id in `info`, so no two blobs share a key.
+ */
+export async function deriveFileKey(key: Uint8Array<ArrayBuffer>, fileId: string): Promise<Uint8Array<ArrayBuffer>> {
+  const base = await globalThis.crypto.subtle.importKey('raw', key, 'HKDF', false, ['deriveBits']);
   const bits = await globalThis.crypto.subtle.deriveBits(
     { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: utf8.encode(FILE_KEY_INFO + fileId) },
     base,
