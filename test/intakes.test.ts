@@ -363,6 +363,45 @@ test('limits, envelopes and closed intakes are refused with the error envelope',
   }
 });
 
+test('a submitter retrying with its Idempotency-Key gets the same document, not a second one', async (t) => {
+  const created = await api.call('POST', '/v1/intakes', { key: ws.keys.live, body: { title: 'Retries' } });
+  const intakeId = created.body.id as string;
+  const cip = created.body.publishable_key.key as string;
+  const body = { files: [{ name: 'scan.pdf', size: 1000, mime_type: 'application/pdf' }] };
+  const submit = (key: string, idempotencyKey: string, payload: unknown = body) =>
+    api.call('POST', `/v1/intakes/${intakeId}/submissions`, {
+      key,
+      body: payload,
+      headers: { 'idempotency-key': idempotencyKey },
+    });
+
+  const first = await submit(cip, 'retry-0001');
+  t.is(first.status, 201, first.text);
+  const replay = await submit(cip, 'retry-0001');
+  t.is(replay.status, 201);
+  t.is(replay.headers.get('x-service-idempotent-replay'), 'true');
+  t.is(replay.body.document.id, first.body.document.id);
+  t.deepEqual(replay.body.upload_urls, first.body.upload_urls);
+  const changed = await submit(cip, 'retry-0001', { files: [{ name: 'other.pdf', size: 5 }] });
+  t.is(changed.status, 409);
+  t.is(changed.body.error.code, 'idempotency_conflict');
+
+  // Another publishable key (another page) has a namespace of its own.
+  const second = await api.call('POST', `/v1/intakes/${intakeId}/publishable-keys`, { key: ws.keys.live, body: {} });
+  t.is(second.status, 201, second.text);
+  const own = await submit(second.body.key, 'retry-0001');
+  t.is(own.status, 201, own.text);
+  t.is(own.headers.get('x-service-idempotent-replay'), null);
+  t.not(own.body.document.id, first.body.document.id);
+
+  const documents = await api.call('GET', `/v1/intakes/${intakeId}/documents`, { key: ws.keys.live });
+  t.is(documents.body.data.length, 2);
+  const stored = await api.services.db.oneFirst(sql.unsafe`
+    SELECT count(*)::int FROM idempotency_records WHERE publishable_key_id IS NOT NULL
+      AND response_sealed NOT LIKE ${`%${first.body.upload_urls[0].url}%`}`);
+  t.true(stored >= 2, 'the replayed upload URLs are stored sealed, never in clear');
+});
+
 test('owner routes: list, update, close, delete; events recorded; scopes enforced', async (t) => {
   const own = await api.workspace('Intake owner');
   const created = await api.call('POST', '/v1/intakes', { key: own.keys.live, body: { title: 'Contracts' } });

@@ -1,6 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
-import type { Caller } from '../../lib/api-keys/present.ts';
 import { deriveKey, hmacSha256, seal, unseal } from '../../lib/crypto/secrets.ts';
 import { createIdempotencyQueries, type RecordOwner } from '../../lib/db/queries/idempotency.ts';
 import { DomainError } from '../../lib/errors.ts';
@@ -12,9 +11,10 @@ import { headerOf } from '../types.ts';
 // request is a conflict. Concurrent twins wait for the first to finish, so a
 // burst of identical retries executes once.
 //
-// Records belong to the API key that made the request: another key of the
-// workspace using the same Idempotency-Key has a namespace of its own and never
-// sees the record (its request runs as its own). A stored response may carry a
+// Records belong to the key that made the request, an API key or an intake's
+// publishable key: another key of the workspace using the same Idempotency-Key
+// has a namespace of its own and never sees the record (its request runs as its
+// own). A stored response may carry a
 // once-shown secret (a key value, a whsec_ secret, upload URLs), so it is sealed
 // with AES-256-GCM under a key derived from VALISE_SECRET, the record's identity
 // as associated data: moved onto another record, it does not open. The request
@@ -27,15 +27,14 @@ const WAIT_LIMIT_MS = 30_000;
 
 export async function onPreHandler(request: Request, h: ResponseToolkit): Promise<Lifecycle.ReturnValue> {
   const header = headerOf(request, 'idempotency-key');
-  const caller = request.auth.credentials?.app?.caller;
-  if (header === undefined || !MUTATING.has(request.method) || !caller) return h.continue;
+  const owner = ownerOf(request);
+  if (header === undefined || !MUTATING.has(request.method) || !owner) return h.continue;
   if (header.length < 8 || header.length > 255) {
     throw new DomainError('validation_error', 'Idempotency-Key must be 8 to 255 characters long.', {
       param: 'Idempotency-Key',
     });
   }
   const { services } = request.server.app;
-  const owner = ownerOf(caller);
   const records = createIdempotencyQueries(services.db);
   const fingerprint = fingerprintOf(request, keysOf(services).fingerprint);
   if (await records.claim(owner, header, fingerprint)) {
@@ -52,7 +51,7 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
       }
       continue;
     }
-    if (record.api_key_id === null) {
+    if (!record.bound) {
       throw new DomainError(
         'idempotency_conflict',
         'This Idempotency-Key was used before an upgrade and its response is no longer kept; use a new key.',
@@ -99,10 +98,9 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
 /** Stores the response of a successful request that claimed a key, or frees the key after a failure. */
 export async function completeIdempotency(request: Request, status: number, body: unknown): Promise<void> {
   const state = request.app.idempotency;
-  const caller = request.auth.credentials?.app?.caller;
-  if (!state || state.replayed || !caller) return;
+  const owner = ownerOf(request);
+  if (!state || state.replayed || !owner) return;
   const { services } = request.server.app;
-  const owner = ownerOf(caller);
   const records = createIdempotencyQueries(services.db);
   // Failed requests changed nothing (domain writes are transactional), so the
   // key is freed: the client can fix the request, add an mfa_code, and resend.
@@ -113,13 +111,25 @@ export async function completeIdempotency(request: Request, status: number, body
   }
 }
 
-function ownerOf(caller: Caller): RecordOwner {
-  return { workspaceId: caller.workspaceId, environment: caller.environment, apiKeyId: caller.apiKeyId };
+/** The key a request authenticated with, or null on the routes that take none. */
+function ownerOf(request: Request): RecordOwner | null {
+  const { caller, submitter } = request.auth.credentials?.app ?? {};
+  if (caller) {
+    const { workspaceId, environment, apiKeyId } = caller;
+    return { workspaceId, environment, keyKind: 'api_key', keyId: apiKeyId };
+  }
+  if (submitter) {
+    const { workspaceId, environment, publishableKeyId } = submitter;
+    return { workspaceId, environment, keyKind: 'publishable_key', keyId: publishableKeyId };
+  }
+  return null;
 }
 
 /** The associated data of a sealed response: the record it belongs to, and its status. */
 function identity(owner: RecordOwner, key: string, status: number): string {
-  return JSON.stringify(['idempotency/v1', owner.workspaceId, owner.environment, owner.apiKeyId, key, status]);
+  // An API key's records keep the identity they were sealed with before publishable keys had records.
+  const keyName = owner.keyKind === 'api_key' ? owner.keyId : `publishable:${owner.keyId}`;
+  return JSON.stringify(['idempotency/v1', owner.workspaceId, owner.environment, keyName, key, status]);
 }
 
 const derived = new WeakMap<Services, { seal: Buffer; fingerprint: Buffer }>();

@@ -5,8 +5,8 @@ import { sql } from '../sql.ts';
 import type { Tenant } from './api-keys.ts';
 
 const recordRow = z.object({
-  /** null: a record from before records were bound to keys (migration 0010); it can no longer be replayed. */
-  api_key_id: z.uuid().nullable(),
+  /** false: a record from before records were bound to keys (migration 0010); it can no longer be replayed. */
+  bound: z.boolean(),
   request_fingerprint: z.string(),
   state: z.enum(IDEMPOTENCY_STATES),
   response_status: z.number().int().nullable(),
@@ -14,27 +14,43 @@ const recordRow = z.object({
 });
 export type IdempotencyRecord = z.infer<typeof recordRow>;
 
-/** Whose record: the tenant and the API key that made the request. */
-export type RecordOwner = Tenant & { apiKeyId: string };
+/** Whose record: the tenant and the key that made the request, an API key or an intake's publishable key. */
+export type RecordOwner = Tenant & { keyKind: 'api_key' | 'publishable_key'; keyId: string };
+
+/** The owner's two key columns, exactly one of them set. */
+function keyColumns(owner: RecordOwner) {
+  return owner.keyKind === 'api_key'
+    ? { apiKeyId: owner.keyId, publishableKeyId: null }
+    : { apiKeyId: null, publishableKeyId: owner.keyId };
+}
+
+/** The condition that selects the owner's own records. */
+function ownedBy(owner: RecordOwner) {
+  return owner.keyKind === 'api_key'
+    ? sql.fragment`api_key_id = ${owner.keyId}`
+    : sql.fragment`publishable_key_id = ${owner.keyId}`;
+}
 
 export function createIdempotencyQueries(db: CommonQueryMethods) {
   return {
-    /** Claims the key for this request; false when another request of the same API key holds or held it. */
+    /** Claims the key for this request; false when another request of the same key holds or held it. */
     async claim(owner: RecordOwner, key: string, fingerprint: string): Promise<boolean> {
       // Keys are remembered for 24 hours; the tenant's older records go first.
       await db.query(sql.typeAlias('void')`
         DELETE FROM idempotency_records
         WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
           AND created_at < now() - interval '24 hours'`);
-      // A record from before keys were bound (api_key_id null) still holds its Idempotency-Key.
+      const { apiKeyId, publishableKeyId } = keyColumns(owner);
+      // A record from before keys were bound (neither key set) still holds its Idempotency-Key.
       const claimed = await db.maybeOneFirst(sql.type(z.object({ claimed: z.boolean() }))`
         INSERT INTO idempotency_records
-          (workspace_id, environment, api_key_id, idempotency_key, request_fingerprint, state)
-        SELECT ${owner.workspaceId}, ${owner.environment}, ${owner.apiKeyId}, ${key}, ${fingerprint}, 'in_progress'
+          (workspace_id, environment, api_key_id, publishable_key_id, idempotency_key, request_fingerprint, state)
+        SELECT ${owner.workspaceId}, ${owner.environment}, ${apiKeyId}, ${publishableKeyId}, ${key}, ${fingerprint},
+          'in_progress'
         WHERE NOT EXISTS (
           SELECT 1 FROM idempotency_records
           WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
-            AND idempotency_key = ${key} AND api_key_id IS NULL)
+            AND idempotency_key = ${key} AND api_key_id IS NULL AND publishable_key_id IS NULL)
         ON CONFLICT DO NOTHING
         RETURNING true AS claimed`);
       return claimed === true;
@@ -43,10 +59,13 @@ export function createIdempotencyQueries(db: CommonQueryMethods) {
     /** The calling key's record for this Idempotency-Key (or an unbound one from before migration 0010). */
     async find(owner: RecordOwner, key: string): Promise<IdempotencyRecord | null> {
       return db.maybeOne(sql.type(recordRow)`
-        SELECT api_key_id, request_fingerprint, state, response_status, response_sealed FROM idempotency_records
+        SELECT num_nonnulls(api_key_id, publishable_key_id) > 0 AS bound,
+          request_fingerprint, state, response_status, response_sealed
+        FROM idempotency_records
         WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
-          AND idempotency_key = ${key} AND (api_key_id = ${owner.apiKeyId} OR api_key_id IS NULL)
-        ORDER BY api_key_id NULLS FIRST
+          AND idempotency_key = ${key}
+          AND (${ownedBy(owner)} OR (api_key_id IS NULL AND publishable_key_id IS NULL))
+        ORDER BY num_nonnulls(api_key_id, publishable_key_id)
         LIMIT 1`);
     },
 
@@ -56,7 +75,7 @@ export function createIdempotencyQueries(db: CommonQueryMethods) {
         UPDATE idempotency_records
         SET state = 'completed', response_status = ${status}, response_sealed = ${sealedBody}
         WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
-          AND api_key_id = ${owner.apiKeyId} AND idempotency_key = ${key}`);
+          AND ${ownedBy(owner)} AND idempotency_key = ${key}`);
     },
 
     /** Forgets a claim whose request failed on our side, so the client may retry. */
@@ -64,7 +83,7 @@ export function createIdempotencyQueries(db: CommonQueryMethods) {
       await db.query(sql.typeAlias('void')`
         DELETE FROM idempotency_records
         WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
-          AND api_key_id = ${owner.apiKeyId} AND idempotency_key = ${key} AND state = 'in_progress'`);
+          AND ${ownedBy(owner)} AND idempotency_key = ${key} AND state = 'in_progress'`);
     },
   };
 }
