@@ -399,7 +399,7 @@ test('a submitter retrying with its Idempotency-Key gets the same document, not 
   const stored = await api.services.db.oneFirst(sql.unsafe`
     SELECT count(*)::int FROM idempotency_records WHERE publishable_key_id IS NOT NULL
       AND response_sealed NOT LIKE ${`%${first.body.upload_urls[0].url}%`}`);
-  t.true(stored >= 2, 'the replayed upload URLs are stored sealed, never in clear');
+  t.true(Number(stored) >= 2, 'the replayed upload URLs are stored sealed, never in clear');
 });
 
 test('owner routes: list, update, close, delete; events recorded; scopes enforced', async (t) => {

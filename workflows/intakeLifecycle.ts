@@ -1,4 +1,11 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  condition,
+  continueAsNew,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { createIntakeActivities } from '../activities/intakes.ts';
 import { BOOKKEEPING, FIRST_LOOK_RETRY } from './retry-policies.ts';
 import { msUntil } from './waiting.ts';
@@ -15,7 +22,8 @@ export const intakeDeletedSignal = defineSignal('intakeDeleted');
 /**
  * Owns an intake's expiry (workflow id `intake-<id>`): sleeps until `expires_at`, then ends an
  * open intake as `expired`. Its owner may move or remove the expiry at any time, reopening an
- * expired intake; each change is a signal to read the row again.
+ * expired intake; each change is a signal to read the row again. An intake may live for years and
+ * be edited often: when its history grows long, the workflow starts afresh from the row.
  */
 export async function intakeLifecycle(input: { intakeId: string }): Promise<string> {
   const { intakeId } = input;
@@ -28,6 +36,8 @@ export async function intakeLifecycle(input: { intakeId: string }): Promise<stri
     deleted = true;
   });
   for (;;) {
+    if (deleted) return 'deleted';
+    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof intakeLifecycle>(input);
     const seen = changes;
     const changed = () => deleted || changes !== seen;
     const { status, expiresAt } = await firstLook.loadIntakeExpiry(intakeId);
