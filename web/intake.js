@@ -239,7 +239,8 @@ form.addEventListener('submit', async (event) => {
     if (!saved) checkChoice(files);
     const state = saved ? saved.state : await start(files);
     await upload(state, saved ? saved.ordered : files, Boolean(saved));
-    form.hidden = true;
+    // The files stay listed, each marked sent; what could change them goes.
+    for (const id of ['drop-zone', 'reference-field', 'note-field', 'send']) $(id).hidden = true;
     $('progress').hidden = true;
     $('resume-note').hidden = true;
     $('done-detail').textContent =
