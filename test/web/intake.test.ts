@@ -234,3 +234,24 @@ test('the page says what is missing: no key in the link, a revoked key, too many
     .waitFor();
   await page.close();
 });
+
+test('the HPKE packages are served from an allow-list, their ES modules only', async (t) => {
+  const status = async (path: string) => (await fetch(`${web.api.url}${path}`)).status;
+  t.is(await status('/assets/vendor/hpke-core/mod.js'), 200);
+  t.is(await status('/assets/vendor/mlkem/src/mlKem768.js'), 200);
+  for (const refused of [
+    '/assets/vendor/hpke-core/mod.d.ts',
+    '/assets/vendor/hpke-core/..%2Fpackage.json',
+    '/assets/vendor/hpke-core/..%2Fscript/mod.js',
+    '/assets/vendor/joi/lib/index.js',
+    '/assets/vendor/constructor/x.js',
+    '/assets/vendor/__proto__/x.js',
+  ]) {
+    // Refused as not found, or (an encoded slash) as a malformed path: never served.
+    t.true([400, 404].includes(await status(refused)), refused);
+  }
+  const page = await fetch(`${web.api.url}/i/in_${'0'.repeat(26)}`);
+  t.is(page.status, 200);
+  t.false((page.headers.get('content-security-policy') ?? '').includes('unsafe'));
+  t.is((await fetch(`${web.api.url}/i/not-an-intake`)).status, 400);
+});
