@@ -59,7 +59,22 @@ async function api(method, path, body) {
 const sameFile = (file, saved) =>
   file.name === saved.name && file.size === saved.size && file.lastModified === saved.lastModified;
 
+/**
+ * Keeps (or with null forgets) the submission in progress. Storage may be refused (a privacy mode,
+ * a full quota): the upload goes on all the same, only resuming after a reload is lost.
+ */
+let inMemory = null;
+
+function remember(state) {
+  inMemory = state;
+  try {
+    if (state) sessionStorage.setItem(STATE_KEY, JSON.stringify(state));
+    else sessionStorage.removeItem(STATE_KEY);
+  } catch {}
+}
+
 function savedState() {
+  if (inMemory) return inMemory;
   try {
     return JSON.parse(sessionStorage.getItem(STATE_KEY) ?? 'null');
   } catch {
@@ -178,7 +193,7 @@ async function start(files) {
       sent: false,
     });
   }
-  sessionStorage.setItem(STATE_KEY, JSON.stringify(state));
+  remember(state);
   return state;
 }
 
@@ -221,9 +236,9 @@ async function upload(state, files, resume) {
     onProgress(saved.entry.size);
     row?.setAttribute('data-state', 'sent');
     saved.sent = true;
-    sessionStorage.setItem(STATE_KEY, JSON.stringify(state));
+    remember(state);
   }
-  sessionStorage.removeItem(STATE_KEY);
+  remember(null);
   bar.value = 1;
 }
 
@@ -262,7 +277,7 @@ form.addEventListener('submit', async (event) => {
 });
 
 $('start-over').addEventListener('click', () => {
-  sessionStorage.removeItem(STATE_KEY);
+  remember(null);
   $('resume-note').hidden = true;
 });
 
