@@ -324,7 +324,10 @@ async function load() {
 }
 
 load()
-  .catch((error) => showProblem(messageOf(error)))
+  .catch((error) => {
+    $('load-problem').textContent = messageOf(error);
+    $('load-problem').hidden = false;
+  })
   .finally(() => {
     $('loading').hidden = true;
   });
