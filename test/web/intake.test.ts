@@ -224,6 +224,7 @@ test('the page says what is missing: no key in the link, a revoked key, too many
   t.is(listed.body.data.length, 0);
 
   const keys = await web.api.call('GET', `/v1/intakes/${intake.id}/publishable-keys`, { key: web.ws.keys.test });
+  t.is(keys.body.data[0].page_url, intake.publishable_key.page_url);
   await web.api.call('DELETE', `/v1/intakes/${intake.id}/publishable-keys/${keys.body.data[0].id}`, {
     key: web.ws.keys.test,
   });
@@ -253,5 +254,6 @@ test('the HPKE packages are served from an allow-list, their ES modules only', a
   const page = await fetch(`${web.api.url}/i/in_${'0'.repeat(26)}`);
   t.is(page.status, 200);
   t.false((page.headers.get('content-security-policy') ?? '').includes('unsafe'));
+  t.is(page.headers.get('referrer-policy'), 'no-referrer');
   t.is((await fetch(`${web.api.url}/i/not-an-intake`)).status, 400);
 });
