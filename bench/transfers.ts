@@ -1,14 +1,10 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
-import { basename, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -24,7 +20,8 @@ import { createDatabasePool } from '../lib/db/pool.ts';
 import { createObjectStore } from '../lib/storage/object-store.ts';
 import { connectTemporal } from '../lib/temporal.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
-import { freePort } from '../test/helpers/ports.ts';
+import { opensslSpeed } from './ceilings.ts';
+import { startChildApi } from './child-api.ts';
 import { runContext, writeResults } from './results.ts';
 
 // Streaming throughput of a large transfer through Valise (upload, finalise +
@@ -48,9 +45,7 @@ const SCAN_TIMEOUT_MS = 30 * 60_000;
 const CLEANUP_TIMEOUT_MS = 15 * 60_000;
 const RAW_PART_SIZE = 8 * MiB;
 const RAW_QUEUE_SIZE = 4;
-const HUGE = '1000000000';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BLOCK = randomBytes(MiB);
 
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
@@ -142,58 +137,7 @@ function apiClient(url: string, key: string) {
 }
 type Api = ReturnType<typeof apiClient>;
 
-// --- the API as a child process, and its memory -------------------------------------------------------------------
-
-async function startChildApi() {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn('sh', ['scripts/node.sh', 'api/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      API_HOST: '127.0.0.1',
-      API_PORT: String(port),
-      PUBLIC_BASE_URL: url,
-      RATE_LIMIT_READ: HUGE,
-      RATE_LIMIT_WRITE: HUGE,
-      RATE_LIMIT_EXPENSIVE: HUGE,
-      RATE_LIMIT_PUBLIC: HUGE,
-    },
-    // The API's output goes to stderr with the bench's progress; stdout is the tables.
-    stdio: ['ignore', 2, 2],
-  });
-  const exited = once(child, 'exit');
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the API exited (${child.exitCode})`);
-    const up = await fetch(`${url}/v1/welcome`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (up) break;
-    if (Date.now() > deadline) throw new Error('the API did not answer within 60 s');
-    await delay(250);
-  }
-  const pid = child.pid;
-  // `sh` execs node: the child's pid must now be node running api/main.ts, not a shell around it.
-  const exe = pid === undefined ? '' : basename(readlinkSync(`/proc/${pid}/exe`));
-  const cmdline = pid === undefined ? '' : readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-  if (pid === undefined || exe !== 'node' || !cmdline.includes('api/main.ts')) {
-    child.kill('SIGKILL');
-    throw new Error(`pid ${pid} is not the API's node process (${exe}: ${cmdline})`);
-  }
-  return { url, pid, cmdline: cmdline.trim(), stop: () => stopChild(child, exited) };
-}
-
-async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timeout = delay(15_000).then(() => 'timeout');
-  if ((await Promise.race([exited, timeout])) === 'timeout') {
-    child.kill('SIGKILL');
-    await exited;
-  }
-}
+// --- the API's memory -------------------------------------------------------------------
 
 /** A `kB` field of /proc/<pid>/status (VmRSS, VmHWM), in KiB. */
 function procStatusKib(pid: number, field: 'VmRSS' | 'VmHWM'): number {
@@ -250,23 +194,6 @@ async function sampled<T>(pid: number, phase: string, run: () => Promise<T>) {
 }
 
 // --- the measurements ---------------------------------------------------------------------------------------------
-
-async function opensslSpeed() {
-  const args = ['speed', '-evp', 'aes-256-gcm', '-seconds', '3'];
-  const { stdout } = await promisify(execFile)('openssl', args);
-  // "type  16 bytes  64 bytes … 16384 bytes" then "AES-256-GCM  40079.27k … 4226727.94k" (1000s of bytes/s).
-  const lines = stdout.split('\n');
-  const header = lines.find((line) => line.startsWith('type'));
-  const values = lines.find((line) => /^aes-256-gcm\s/i.test(line));
-  if (!header || !values) throw new Error(`cannot parse openssl speed:\n${stdout}`);
-  const sizes = [...header.matchAll(/(\d+) bytes/g)].map((m) => Number(m[1]));
-  const rates = [...values.matchAll(/([\d.]+)k/g)].map((m) => Number(m[1]));
-  const column = sizes.includes(16384) ? sizes.indexOf(16384) : sizes.length - 1;
-  const rate = rates[column];
-  const blockBytes = sizes[column];
-  if (rate === undefined || blockBytes === undefined) throw new Error(`cannot parse openssl speed:\n${stdout}`);
-  return { command: `openssl ${args.join(' ')}`, block_bytes: blockBytes, mb_per_s: round(rate / 1000, 1) };
-}
 
 type Row = { measure: string; bytes: number; seconds: number; mb_per_s: number };
 

@@ -61,11 +61,14 @@ async function withRetries(attempt) {
   }
 }
 
-/** A server-mode file: one PUT of the File, which the browser reads from disk as it sends. */
-export function sendFile(file, entry, onProgress) {
+/**
+ * A server-mode file: one PUT of the File, which the browser reads from disk as it sends. With
+ * `resume` (a page reloaded mid-upload) it first asks what the upload URL already holds.
+ */
+export function sendFile(file, entry, onProgress, { resume = false } = {}) {
   return withRetries(async (retry) => {
-    const offset = retry > 0 ? await storedOffset(entry.url) : 0;
-    if (retry > 0 && offset === entry.size) return;
+    const offset = retry > 0 || resume ? await storedOffset(entry.url) : 0;
+    if (offset > 0 && offset === entry.size) return onProgress(entry.size);
     const range = offset > 0 ? `bytes ${offset}-${entry.size - 1}/${entry.size}` : undefined;
     await put(entry.url, offset > 0 ? file.slice(offset) : file, (loaded) => onProgress(offset + loaded), range);
   });
@@ -77,12 +80,21 @@ export function sendFile(file, entry, onProgress) {
  * in Chromium and exist in no other browser, and a chunk at a time keeps one part in memory
  * (8 MiB), whatever the file's size.
  */
-export async function sendEncrypted(file, key, entry, onProgress) {
-  const noncePrefix = crypto.getRandomValues(new Uint8Array(7));
+export async function sendEncrypted(file, key, entry, onProgress, options = {}) {
+  // An intake declares each file's nonce prefix before the upload; a transfer's is made here.
+  const noncePrefix = options.noncePrefix ?? crypto.getRandomValues(new Uint8Array(7));
   const blob = file.stream().pipeThrough(createEncryptStream({ key, noncePrefix, plaintextSize: file.size }));
+  // Resuming (a page reloaded mid-upload): the same key and prefix give the same blob, so the
+  // chunks the upload URL already holds are encrypted again only to be skipped.
+  const stored = options.resume ? await withRetries(() => storedOffset(entry.url)) : 0;
   let start = 0;
   for await (const chunk of chunksOf(blob, Math.min(entry.part_size, entry.size))) {
     const end = start + chunk.length;
+    if (end <= stored) {
+      onProgress(end);
+      start = end;
+      continue;
+    }
     await withRetries(async (retry) => {
       // A chunk whose answer was lost may have been committed all the same.
       if (retry > 0 && (await storedOffset(entry.url)) >= end) return;

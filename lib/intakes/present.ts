@@ -8,6 +8,14 @@ export function intakePageUrl(config: Config, intakeId: string): string {
   return `${config.api.publicBaseUrl}/i/${intakeId}`;
 }
 
+/**
+ * The link to hand to submitters: the page with a publishable key in its fragment, which browsers
+ * never send to the server (so it is in no request line and no log).
+ */
+export function intakePageLink(config: Config, intakeId: string, publishableKey: string): string {
+  return `${intakePageUrl(config, intakeId)}#k=${publishableKey}`;
+}
+
 export function presentOwnerKey(intake: IntakeRow) {
   if (!intake.owner_kem || !intake.owner_public_key) return null;
   return {

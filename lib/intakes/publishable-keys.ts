@@ -5,6 +5,7 @@ import { createIntakeQueries, type IntakeRow, type PublishableKeyRow } from '../
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { ENVIRONMENTS, type Environment, isOneOf } from '../vocabulary.ts';
+import { intakePageLink } from './present.ts';
 
 // Publishable keys (`cip_<env>_…`, docs/intakes.md): made to sit in a web
 // page, so each can do one thing: submit to its own intake. They are looked up
@@ -17,13 +18,15 @@ const KEY_PATTERN = new RegExp(`^cip_(${ENVIRONMENTS.join('|')})_[0-9A-Za-z]{${S
 export type PublishableKeyView = ReturnType<typeof presentPublishableKey>;
 
 export function presentPublishableKey(services: Services, row: PublishableKeyRow) {
+  const key = unseal(services.keys.seal, row.key_sealed, sealContext(row.intake_id));
   return {
     id: row.id,
     object: 'publishable_key' as const,
     intake_id: row.intake_id,
     label: row.label,
-    key: unseal(services.keys.seal, row.key_sealed, sealContext(row.intake_id)),
+    key,
     key_prefix: row.key_prefix,
+    page_url: intakePageLink(services.config, row.intake_id, key),
     created_at: row.created_at,
     last_used_at: row.last_used_at,
     revoked_at: row.revoked_at,

@@ -119,6 +119,10 @@ export const publishableKey = Joi.object({
     .required()
     .description('The value to embed. Safe in a web page: it can only submit to this intake.'),
   key_prefix: Joi.string().required(),
+  page_url: Joi.string()
+    .uri()
+    .required()
+    .description('The intake page with this key in its fragment (`#k=…`): the link to give submitters.'),
   created_at: timestamp.required(),
   last_used_at: timestamp.allow(null).required(),
   revoked_at: timestamp.allow(null).required(),

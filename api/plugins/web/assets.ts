@@ -7,13 +7,27 @@ import { DomainError } from '../../../lib/errors.ts';
 import { defineRoute } from '../../route.ts';
 import { pagePolicy } from './security.ts';
 
-// Static files of the web UI: `web/` at /assets/…, and the SDK's browser build
+// Static files of the web UI: `web/` at /assets/…, the SDK's browser build
 // (`sdk/dist`, built by `npx tsc -p sdk/tsconfig.json`) at /assets/sdk/…, so the
-// pages use the same VAL1 and HKDF code as every other client. Bare paths are
-// rewritten to /v1/… by the request-context extension, hence the declared path.
+// pages use the same VAL1, HKDF and HPKE code as every other client, and the
+// SDK's own dependencies at /assets/vendor/<name>/… (the intake page's import
+// map names them). Bare paths are rewritten to /v1/… by the request-context
+// extension, hence the declared path.
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const ROOTS = { web: resolve(REPO, 'web'), sdk: resolve(REPO, 'sdk/dist') };
+
+/**
+ * The npm packages a page may load, by the name they have under /assets/vendor/: the SDK's HPKE
+ * and what it imports, nothing else of node_modules. Only their ES module builds are served.
+ */
+export const VENDOR_PACKAGES: Readonly<Record<string, string>> = {
+  'hpke-core': '@hpke/core',
+  'hpke-common': '@hpke/common',
+  'hpke-dhkem-x25519': '@hpke/dhkem-x25519',
+  'hpke-hybridkem-x-wing': '@hpke/hybridkem-x-wing',
+  mlkem: 'mlkem',
+};
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -25,12 +39,21 @@ const TYPES: Record<string, string> = {
 
 /** Where a requested asset lives on disk, or null when it is not one we serve. */
 export function assetFile(path: string): string | null {
-  const [root, relative] = path.startsWith('sdk/') ? [ROOTS.sdk, path.slice(4)] : [ROOTS.web, path];
-  // The SDK directory holds declarations and maps too: only its modules are served.
-  if (root === ROOTS.sdk && extname(relative) !== '.js') return null;
+  const [root, relative] = rootOf(path) ?? [null, ''];
+  if (!root) return null;
+  // The SDK and package directories hold declarations and maps too: only their modules are served.
+  if (root !== ROOTS.web && extname(relative) !== '.js') return null;
   if (!TYPES[extname(relative)]) return null;
   const file = resolve(root, relative);
   return file.startsWith(root + sep) ? file : null;
+}
+
+function rootOf(path: string): [string, string] | null {
+  if (path.startsWith('sdk/')) return [ROOTS.sdk, path.slice(4)];
+  if (!path.startsWith('vendor/')) return [ROOTS.web, path];
+  const [, name = '', ...rest] = path.split('/');
+  const pkg = Object.hasOwn(VENDOR_PACKAGES, name) ? VENDOR_PACKAGES[name] : undefined;
+  return pkg ? [resolve(REPO, 'node_modules', pkg, 'esm'), rest.join('/')] : null;
 }
 
 export const assetsRoute = defineRoute({

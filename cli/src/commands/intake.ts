@@ -136,6 +136,8 @@ async function create(argv: string[], ctx: Context): Promise<void> {
   printLine();
   note('Publishable key, to embed in a page or give to submitters (it can only submit here):');
   printLine(created.publishable_key.key);
+  note('The page to give submitters, with that key after its #:');
+  printLine(created.publishable_key.page_url);
 }
 
 async function list(argv: string[], ctx: Context): Promise<void> {

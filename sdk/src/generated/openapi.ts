@@ -801,6 +801,8 @@ export interface Paths {
           /** The value to embed. Safe in a web page: it can only submit to this intake. */
           key: string;
           key_prefix: string;
+          /** The intake page with this key in its fragment (`#k=…`): the link to give submitters. */
+          page_url: string;
           created_at: string;
           last_used_at: string | null;
           revoked_at: string | null;
@@ -1148,6 +1150,8 @@ export interface Paths {
           /** The value to embed. Safe in a web page: it can only submit to this intake. */
           key: string;
           key_prefix: string;
+          /** The intake page with this key in its fragment (`#k=…`): the link to give submitters. */
+          page_url: string;
           created_at: string;
           last_used_at: string | null;
           revoked_at: string | null;
@@ -1177,6 +1181,8 @@ export interface Paths {
         /** The value to embed. Safe in a web page: it can only submit to this intake. */
         key: string;
         key_prefix: string;
+        /** The intake page with this key in its fragment (`#k=…`): the link to give submitters. */
+        page_url: string;
         created_at: string;
         last_used_at: string | null;
         revoked_at: string | null;
@@ -1201,6 +1207,8 @@ export interface Paths {
         /** The value to embed. Safe in a web page: it can only submit to this intake. */
         key: string;
         key_prefix: string;
+        /** The intake page with this key in its fragment (`#k=…`): the link to give submitters. */
+        page_url: string;
         created_at: string;
         last_used_at: string | null;
         revoked_at: string | null;
