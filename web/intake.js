@@ -35,12 +35,13 @@ function showProblem(message) {
   problem.hidden = false;
 }
 
-async function api(method, path, body) {
+async function api(method, path, body, idempotencyKey) {
   const response = await fetch(path, {
     method,
     headers: {
       authorization: `Bearer ${publishableKey}`,
       ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
     },
     body: body ? JSON.stringify(body) : undefined,
     credentials: 'omit',
@@ -177,7 +178,7 @@ async function start(files) {
   if (reference) body.client_reference = reference;
   const note = String(new FormData(form).get('note') ?? '').trim();
   if (note && intake.metadata_policy === 'allow') body.metadata = { note };
-  const submission = await api('POST', `/v1/intakes/${intakeId}/submissions`, body);
+  const submission = await submit(body);
   const state = { documentId: submission.document.id, files: [] };
   for (const [index, entry] of submission.upload_urls.entries()) {
     const file = files[index];
@@ -195,6 +196,23 @@ async function start(files) {
   }
   remember(state);
   return state;
+}
+
+/**
+ * Starts the submission, retrying a lost answer with the same Idempotency-Key: the server then
+ * answers with the document it already started instead of a second one (docs/intakes.md).
+ */
+async function submit(body) {
+  const idempotencyKey = crypto.randomUUID();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await api('POST', `/v1/intakes/${intakeId}/submissions`, body, idempotencyKey);
+    } catch (error) {
+      const transient = error instanceof TypeError || error.status >= 500;
+      if (!transient || attempt === 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
+  }
 }
 
 async function upload(state, files, resume) {

@@ -130,9 +130,23 @@ test('a server-mode intake: the page sends the files as they are and the server 
   t.true(await page.locator('#note-field').isHidden());
   await page.setInputFiles('#files', { name: 'invoice.pdf', mimeType: 'application/pdf', buffer: bytes });
   await screenshot(page, 'intake-server-filled');
+  // The answer to the first submission is lost after the server made the document: the page
+  // retries with the same Idempotency-Key and gets that document back, not a second one.
+  const idempotencyKeys: string[] = [];
+  await page.route('**/v1/intakes/*/submissions', async (route) => {
+    idempotencyKeys.push(route.request().headers()['idempotency-key'] ?? '');
+    if (idempotencyKeys.length > 1) return route.continue();
+    await route.fetch();
+    return route.abort('connectionreset');
+  });
   await page.getByRole('button', { name: 'Send', exact: true }).click();
   await page.getByRole('heading', { name: 'Files sent' }).waitFor({ timeout: 30_000 });
   await screenshot(page, 'intake-server-done');
+  t.is(idempotencyKeys.length, 2);
+  t.regex(idempotencyKeys[0] ?? '', /^[0-9a-f-]{36}$/);
+  t.is(idempotencyKeys[1], idempotencyKeys[0]);
+  const listed = await web.api.call('GET', `/v1/intakes/${intake.id}/documents`, { key: web.ws.keys.test });
+  t.is(listed.body.data.length, 1, 'one document for the retried submission');
   const doc = await waitForDocument(intake.id, (d) => d.status === 'available');
   t.is(doc.encryption.mode, 'server');
   t.true((await opened(doc)).get('invoice.pdf')?.equals(bytes));
