@@ -5,3 +5,6 @@ export { intakeDocumentLifecycle } from './intakeDocumentLifecycle.ts';
 export { intakeLifecycle } from './intakeLifecycle.ts';
 export { runRule } from './runRule.ts';
 export { transferLifecycle } from './transferLifecycle.ts';
+export { coffreInvitation } from './coffreInvitation.ts';
+export { coffreItemLifecycle } from './coffreItemLifecycle.ts';
+export { coffreLifecycle } from './coffreLifecycle.ts';
