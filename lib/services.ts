@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import type { KeyLifecycle } from './api-keys/lifecycle.ts';
-import type { CoffreLifecycle } from './coffres/lifecycle.ts';
 import { UsageRecorder } from './api-keys/usage.ts';
+import type { CoffreLifecycle } from './coffres/lifecycle.ts';
 import type { Config } from './config.ts';
 import { type Keyring, parseKeyring } from './crypto/key-wrap.ts';
 import { deriveKey } from './crypto/secrets.ts';

@@ -5,7 +5,11 @@ import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@tempo
 // workflow module here only defines functions and signal values: its activity
 // proxies are inert outside a worker, and nothing of it runs in this process.
 import { coffreInvitation } from '../workflows/coffreInvitation.ts';
-import { coffreItemDeletedSignal, coffreItemLifecycle, coffreItemUploadedSignal } from '../workflows/coffreItemLifecycle.ts';
+import {
+  coffreItemDeletedSignal,
+  coffreItemLifecycle,
+  coffreItemUploadedSignal,
+} from '../workflows/coffreItemLifecycle.ts';
 import { coffreDeletedSignal, coffreExpiryChangedSignal, coffreLifecycle } from '../workflows/coffreLifecycle.ts';
 import { type DeliverWebhookInput, deliverWebhook } from '../workflows/deliverWebhook.ts';
 import { endKeyRotationGrace } from '../workflows/endKeyRotationGrace.ts';

@@ -1,5 +1,5 @@
-import { verifyToken } from '../crypto/signed-token.ts';
 import { constantTimeEqual } from '../crypto/secrets.ts';
+import { verifyToken } from '../crypto/signed-token.ts';
 import { type CoffreRow, createCoffreQueries, type ItemRow, type MemberRow } from '../db/queries/coffres.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { DomainError } from '../errors.ts';
@@ -62,9 +62,13 @@ function sameNonce(a: string, b: string): boolean {
 
 function need(visit: Visit, wanted: CoffreAccessLevel) {
   if (!allows(visit.member, wanted)) {
-    throw new DomainError('forbidden', `Your access to this vault is \`${visit.member.access}\`: it does not allow this.`, {
-      details: { access: visit.member.access, required: wanted },
-    });
+    throw new DomainError(
+      'forbidden',
+      `Your access to this vault is \`${visit.member.access}\`: it does not allow this.`,
+      {
+        details: { access: visit.member.access, required: wanted },
+      },
+    );
   }
 }
 

@@ -56,7 +56,12 @@ export async function addItem(
     uploadedBy: 'member' in actor ? { memberId: actor.member.id } : { apiKeyId: actor.apiKeyId },
   });
   await services.coffreWorkflows.startItem(item.id);
-  const upload = uploadUrlEntry(services, { kind: 'coffre', owner: coffre.id, file: item.id }, item, item.upload_deadline);
+  const upload = uploadUrlEntry(
+    services,
+    { kind: 'coffre', owner: coffre.id, file: item.id },
+    item,
+    item.upload_deadline,
+  );
   return { item: presentItem(item), upload_url: { ...upload, file_id: itemIdOf(item.id) } };
 }
 
@@ -71,7 +76,12 @@ export async function listItems(services: Services, caller: Caller, coffreId: st
   await findCoffre(services, caller, coffreId);
   const filters = { coffre: coffreId };
   const window = services.paginator.open('coffre_items', filters, page);
-  const rows = await createCoffreQueries(services.db).listItems(tenantOf(caller), coffreId, { statuses: LISTED }, window);
+  const rows = await createCoffreQueries(services.db).listItems(
+    tenantOf(caller),
+    coffreId,
+    { statuses: LISTED },
+    window,
+  );
   return services.paginator.close('coffre_items', filters, page, rows, (row) => presentItem(row));
 }
 

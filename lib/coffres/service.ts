@@ -7,7 +7,7 @@ import { coffreView } from '../events/coffre-events.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
 import { newCoffreId } from './ids.ts';
-import { presentCoffre } from './present.ts';
+import { presentAccess, presentCoffre } from './present.ts';
 
 // Vaults as their owner manages them (docs/coffres.md). Members are in
 // members.ts, items in items.ts, what members do with their link in access.ts.
@@ -122,4 +122,12 @@ export async function deleteCoffre(services: Services, caller: Caller, id: strin
     ...shredded.map((itemId) => services.coffreWorkflows.itemDeleted(itemId)),
   ]);
   return { id, object: 'coffre' as const, deleted: true as const, items_destroyed: shredded.length };
+}
+
+export async function listAccessLog(services: Services, caller: Caller, id: string, page: PageQuery) {
+  await findCoffre(services, caller, id);
+  const filters = { coffre: id };
+  const window = services.paginator.open('coffre_access_log', filters, page);
+  const rows = await createCoffreQueries(services.db).listAccess(tenantOf(caller), id, window);
+  return services.paginator.close('coffre_access_log', filters, page, rows, presentAccess);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { CoffreRow, ItemRow, MemberRow } from '../db/queries/coffres.ts';
 import { itemIdOf } from '../coffres/ids.ts';
+import type { CoffreRow, ItemRow, MemberRow } from '../db/queries/coffres.ts';
 import { COFFRE_ACCESS_LEVELS } from '../vocabulary.ts';
 import { EMITTED, event } from './define.ts';
 
@@ -56,7 +56,10 @@ export const COFFRE_EVENTS = {
           size: z.int().min(0).describe('Size in bytes.'),
         })
         .describe('The item.'),
-      uploaded_by: z.string().nullable().describe("The member's e-mail address; null when the owner's API key added it."),
+      uploaded_by: z
+        .string()
+        .nullable()
+        .describe("The member's e-mail address; null when the owner's API key added it."),
     },
     EMITTED,
   ),

@@ -129,7 +129,10 @@ export type AccessEntry = {
 
 export function createCoffreQueries(db: CommonQueryMethods) {
   return {
-    async insert(tenant: Tenant, coffre: { id: string; name: string; description: string | null; expiresAt: Date | null }) {
+    async insert(
+      tenant: Tenant,
+      coffre: { id: string; name: string; description: string | null; expiresAt: Date | null },
+    ) {
       await db.query(sql.typeAlias('void')`
         INSERT INTO coffres (id, workspace_id, environment, name, description, expires_at)
         VALUES (${coffre.id}, ${tenant.workspaceId}, ${tenant.environment}, ${coffre.name}, ${coffre.description},
@@ -144,7 +147,9 @@ export function createCoffreQueries(db: CommonQueryMethods) {
     },
 
     async findById(id: string, forUpdate = false): Promise<CoffreRow | null> {
-      return db.maybeOne(sql.type(coffreRow)`SELECT ${coffreColumns} FROM coffres c WHERE c.id = ${id} ${lock(forUpdate)}`);
+      return db.maybeOne(
+        sql.type(coffreRow)`SELECT ${coffreColumns} FROM coffres c WHERE c.id = ${id} ${lock(forUpdate)}`,
+      );
     },
 
     async list(tenant: Tenant, window: PageWindow): Promise<readonly CoffreRow[]> {
@@ -157,7 +162,11 @@ export function createCoffreQueries(db: CommonQueryMethods) {
 
     async update(
       id: string,
-      changes: { name?: string | undefined; description?: string | null | undefined; expiresAt?: Date | null | undefined },
+      changes: {
+        name?: string | undefined;
+        description?: string | null | undefined;
+        expiresAt?: Date | null | undefined;
+      },
     ): Promise<void> {
       const sets = [
         changes.name !== undefined && sql.fragment`name = ${changes.name}`,
