@@ -1,3 +1,6 @@
+export { coffreInvitation } from './coffreInvitation.ts';
+export { coffreItemLifecycle } from './coffreItemLifecycle.ts';
+export { coffreLifecycle } from './coffreLifecycle.ts';
 export { deliverWebhook } from './deliverWebhook.ts';
 export { endKeyRotationGrace } from './endKeyRotationGrace.ts';
 export { expireApiKey } from './expireApiKey.ts';
@@ -5,6 +8,3 @@ export { intakeDocumentLifecycle } from './intakeDocumentLifecycle.ts';
 export { intakeLifecycle } from './intakeLifecycle.ts';
 export { runRule } from './runRule.ts';
 export { transferLifecycle } from './transferLifecycle.ts';
-export { coffreInvitation } from './coffreInvitation.ts';
-export { coffreItemLifecycle } from './coffreItemLifecycle.ts';
-export { coffreLifecycle } from './coffreLifecycle.ts';

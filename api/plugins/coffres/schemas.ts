@@ -43,9 +43,11 @@ export const access = Joi.string()
   .valid(...COFFRE_ACCESS_LEVELS)
   .description('`view` lists the items, `download` also downloads them, `upload` also adds items.');
 export const expiresInDays = Joi.number()
-  .min(1 / 24)
+  .min(1 / 86_400)
   .max(90)
-  .description('How long the invitation link works, in days (fractions allowed): 7 unless said, at most 90.');
+  .description(
+    'How long the invitation link works, in days (fractions allowed, at least a second): 7 unless said, at most 90.',
+  );
 
 export const newItem = Joi.object<NewItemInput>({
   name: fileName.required(),
