@@ -75,7 +75,7 @@ function render(view) {
     $('coffre-description').hidden = false;
   }
   const what = { view: 'see the files', download: 'see and download the files', upload: 'see, download and add files' };
-  $('coffre-member').textContent = `Signed in as ${view.member.email}: you can ${what[view.member.access]}.`;
+  $('coffre-member').textContent = `Invited as ${view.member.email}: you can ${what[view.member.access]}.`;
   const list = $('items');
   list.replaceChildren(...view.items.map((item) => itemRow(item, view.member.can_download)));
   $('empty').hidden = view.items.length > 0;
