@@ -195,7 +195,7 @@ export function createCoffreQueries(db: CommonQueryMethods) {
       return db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
         UPDATE coffre_items
         SET status = 'deleted', deleted_at = COALESCE(deleted_at, ms_now()), data_key_wrapped = NULL, nonce_prefix = NULL
-        WHERE coffre_id = ${id}
+        WHERE coffre_id = ${id} AND status <> 'deleted'
         RETURNING id`);
     },
 
