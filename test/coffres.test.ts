@@ -304,16 +304,22 @@ test('a revoked member is refused at once, links they hold too; a new invitation
 });
 
 test('an expired invitation is 410; so is a vault past its expiry, whose items are shredded', async (t) => {
-  const coffre = await newCoffre({ expires_at: new Date(Date.now() + 8000).toISOString() });
-  t.truthy(coffre.expires_at);
+  // A far expiry first, moved close once the item is stored: the timer follows the change.
+  const coffre = await newCoffre({ expires_at: new Date(Date.now() + 3_600_000).toISOString() });
   const bytes = content(2048, MARKER);
   const item = await ownerItem(coffre.id, 'short.bin', bytes);
   const brief = await invite(coffre.id, 'download', { expires_in_days: 2 / 86_400 });
   const lasting = await invite(coffre.id, 'download');
+  const moved = await ok(
+    call('PATCH', `/v1/coffres/${coffre.id}`, { expires_at: new Date(Date.now() + 6000).toISOString() }),
+    200,
+  );
+  t.true(Date.parse(moved.body.expires_at) < Date.parse(coffre.expires_at));
   await new Promise((resolve) => setTimeout(resolve, 2500));
   const expired = await visit('GET', `/v1/coffre-access/${brief.token}`);
   t.is(expired.status, 410, expired.text);
   t.is(expired.body.error.code, 'not_found');
+  t.is(expired.body.error.reason, 'invitation_expired');
   await ok(visit('GET', `/v1/coffre-access/${lasting.token}`), 200);
 
   // The vault's own expiry: members lose access, the item's key and blob are destroyed.
@@ -350,7 +356,7 @@ test('deleting an item or the vault shreds it: keys at once, blobs after; links 
   );
 
   const deleted = await ok(call('DELETE', `/v1/coffres/${coffre.id}`), 200);
-  t.deepEqual(deleted.body, { id: coffre.id, object: 'coffre', deleted: true, items_destroyed: 2 });
+  t.deepEqual(deleted.body, { id: coffre.id, object: 'coffre', deleted: true, items_destroyed: 1 }, 'the one left');
   t.is((await call('GET', `/v1/coffres/${coffre.id}`)).status, 404);
   t.is((await visit('GET', `/v1/coffre-access/${member.token}`)).status, 404);
   const keys = await api.services.db.anyFirst(sql.unsafe`
