@@ -11,7 +11,7 @@ import { storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
 import { itemIdOf, itemUuidOf } from './ids.ts';
 import { type DownloadLink, presentItem } from './present.ts';
-import { findCoffre, lockActiveCoffre } from './service.ts';
+import { findCoffre, lockActiveCoffre, type Tx } from './service.ts';
 
 // A vault's items: added through the shared upload pipeline (sealed at rest
 // with AES-256-GCM, scanned), listed, downloaded through short-lived signed
@@ -30,13 +30,7 @@ export type NewItemInput = { name: string; size: number; mime_type?: string | un
 export type Actor = { member: MemberRow } | { apiKeyId: string };
 
 /** Creates an item and its upload URL, in the caller's transaction with the vault locked. */
-export async function addItem(
-  services: Services,
-  tx: Parameters<Parameters<Services['db']['transaction']>[0]>[0],
-  coffre: CoffreRow,
-  input: NewItemInput,
-  actor: Actor,
-) {
+export async function addItem(services: Services, tx: Tx, coffre: CoffreRow, input: NewItemInput, actor: Actor) {
   const maxBytes = services.config.transfers.maxFileBytes;
   if (input.size > maxBytes) {
     throw new DomainError('validation_error', `A vault item is at most ${maxBytes} bytes.`, { param: 'size' });

@@ -105,13 +105,6 @@ export async function listMembers(services: Services, caller: Caller, coffreId: 
   return services.paginator.close('coffre_members', filters, page, rows, presentMember);
 }
 
-export async function getMember(services: Services, caller: Caller, coffreId: string, memberId: string) {
-  await findCoffre(services, caller, coffreId);
-  const member = await createCoffreQueries(services.db).findMember(tenantOf(caller), coffreId, memberId);
-  if (!member) throw notFound('member of this vault');
-  return presentMember(member);
-}
-
 /** Changes a member's access; it applies to their next request, through the link they have. */
 export async function updateMember(
   services: Services,

@@ -12,7 +12,7 @@ import { presentAccess, presentCoffre } from './present.ts';
 // Vaults as their owner manages them (docs/coffres.md). Members are in
 // members.ts, items in items.ts, what members do with their link in access.ts.
 
-type Tx = Parameters<Parameters<Services['db']['transaction']>[0]>[0];
+export type Tx = Parameters<Parameters<Services['db']['transaction']>[0]>[0];
 
 export type CreateCoffreInput = {
   name: string;
