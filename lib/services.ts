@@ -1,6 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import type { KeyLifecycle } from './api-keys/lifecycle.ts';
 import { UsageRecorder } from './api-keys/usage.ts';
+import type { CoffreLifecycle } from './coffres/lifecycle.ts';
 import type { Config } from './config.ts';
 import { type Keyring, parseKeyring } from './crypto/key-wrap.ts';
 import { deriveKey } from './crypto/secrets.ts';
@@ -30,6 +31,8 @@ export type Services = {
   /** Public downloads: bounded, with an object-store pool of their own. */
   downloads: PublicDownloads;
   usage: UsageRecorder;
+  /** Starts and signals the vault, vault-item and invitation-mail workflows (lib/temporal.ts). */
+  coffreWorkflows: CoffreLifecycle;
 };
 
 export type Lifecycles = {
@@ -37,6 +40,7 @@ export type Lifecycles = {
   transfers: TransferLifecycle;
   intakes: IntakeLifecycle;
   webhooks: WebhookDeliverer;
+  coffres: CoffreLifecycle;
 };
 
 export function buildServices(config: Config, db: DatabasePool, lifecycles: Lifecycles): Services {
@@ -57,5 +61,6 @@ export function buildServices(config: Config, db: DatabasePool, lifecycles: Life
     objects: createObjectStore(config.s3),
     downloads: createPublicDownloads(config),
     usage: new UsageRecorder(db),
+    coffreWorkflows: lifecycles.coffres,
   };
 }

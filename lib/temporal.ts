@@ -4,11 +4,21 @@ import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@tempo
 // values, so a name and its arguments are checked by the compiler. Importing a
 // workflow module here only defines functions and signal values: its activity
 // proxies are inert outside a worker, and nothing of it runs in this process.
+import { coffreInvitation } from '../workflows/coffreInvitation.ts';
+import {
+  coffreItemDeletedSignal,
+  coffreItemLifecycle,
+  coffreItemUploadedSignal,
+} from '../workflows/coffreItemLifecycle.ts';
+import { coffreDeletedSignal, coffreExpiryChangedSignal, coffreLifecycle } from '../workflows/coffreLifecycle.ts';
 import { type DeliverWebhookInput, deliverWebhook } from '../workflows/deliverWebhook.ts';
 import { endKeyRotationGrace } from '../workflows/endKeyRotationGrace.ts';
 import { expireApiKey } from '../workflows/expireApiKey.ts';
 import {
   apiKeyExpiryWorkflowId,
+  coffreInvitationWorkflowId,
+  coffreItemWorkflowId,
+  coffreWorkflowId,
   intakeDocumentWorkflowId,
   intakeWorkflowId,
   oneAttemptDeliveryWorkflowId,
@@ -29,6 +39,7 @@ import {
   transferLifecycle,
 } from '../workflows/transferLifecycle.ts';
 import type { KeyLifecycle } from './api-keys/lifecycle.ts';
+import type { CoffreLifecycle } from './coffres/lifecycle.ts';
 import type { Config } from './config.ts';
 import type { IntakeLifecycle } from './intakes/lifecycle.ts';
 import type { TransferLifecycle } from './transfers/lifecycle.ts';
@@ -139,11 +150,52 @@ export function temporalIntakeLifecycle(client: Client, taskQueue: string): Inta
   };
 }
 
+/** A vault's expiry workflow, one workflow per item, one short run per invitation mail (docs/coffres.md). */
+export function temporalCoffreLifecycle(client: Client, taskQueue: string): CoffreLifecycle {
+  const coffre = (coffreId: string) => client.workflow.getHandle(coffreWorkflowId(coffreId));
+  const item = (itemId: string) => client.workflow.getHandle(coffreItemWorkflowId(itemId));
+  return {
+    watchExpiry: async (coffreId) => {
+      await client.workflow.signalWithStart(coffreLifecycle, {
+        taskQueue,
+        workflowId: coffreWorkflowId(coffreId),
+        args: [{ coffreId }],
+        signal: coffreExpiryChangedSignal,
+        signalArgs: [],
+      });
+    },
+    coffreDeleted: async (coffreId) => {
+      // A vault that never had an expiry has no workflow: nothing to tell.
+      await coffre(coffreId)
+        .signal(coffreDeletedSignal)
+        .catch(() => undefined);
+    },
+    sendInvitation: (memberId, nonce) =>
+      startedOnce(
+        client.workflow.start(coffreInvitation, {
+          taskQueue,
+          workflowId: coffreInvitationWorkflowId(memberId, nonce),
+          args: [{ memberId, nonce }],
+        }),
+      ),
+    startItem: async (itemId) => {
+      await client.workflow.start(coffreItemLifecycle, {
+        taskQueue,
+        workflowId: coffreItemWorkflowId(itemId),
+        args: [{ itemId }],
+      });
+    },
+    itemUploaded: (itemId) => item(itemId).signal(coffreItemUploadedSignal),
+    itemDeleted: (itemId) => item(itemId).signal(coffreItemDeletedSignal),
+  };
+}
+
 export function temporalLifecycles(client: Client, taskQueue: string) {
   return {
     keys: temporalKeyLifecycle(client, taskQueue),
     transfers: temporalTransferLifecycle(client, taskQueue),
     intakes: temporalIntakeLifecycle(client, taskQueue),
     webhooks: temporalWebhookDeliverer(client, taskQueue),
+    coffres: temporalCoffreLifecycle(client, taskQueue),
   };
 }

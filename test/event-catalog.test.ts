@@ -375,6 +375,7 @@ function scenariosRun(): Promise<void> {
       intakes,
       collections,
       recipients,
+      coffres,
     };
     const results = await Promise.allSettled(Object.values(runs).map((run) => run()));
     results.forEach((result, index) => {
@@ -614,6 +615,28 @@ async function recipients() {
   const body = Buffer.from(await (await fetch(issued.body.files[0].download_url)).arrayBuffer());
   if (!body.equals(bytes)) throw new Error('the personal link served other bytes');
   await eventually(async () => ((await rowsOf('recipient.download_completed')).length > 0 ? true : undefined), 30_000);
+}
+
+async function coffres() {
+  // Every coffre.* type: a vault created, an item added (item_uploaded), a member opening it (accessed).
+  const key = ws.keys.live;
+  const created = await ok(api.call('POST', '/v1/coffres', { key, body: { name: 'Catalog room' } }), 201);
+  const bytes = content(1024);
+  const item = await ok(
+    api.call('POST', `/v1/coffres/${created.body.id}/items`, { key, body: { name: 'kept.bin', size: bytes.length } }),
+    201,
+  );
+  await put(item.body.upload_url.url, bytes);
+  const member = await ok(
+    api.call('POST', `/v1/coffres/${created.body.id}/members`, {
+      key,
+      body: { email: uniqueAddress('vault'), access: 'download' },
+    }),
+    201,
+  );
+  const token = new URL(member.body.invitation_url).pathname.split('/').pop();
+  await ok(api.call('GET', `/v1/coffre-access/${token}`), 200);
+  await eventually(async () => ((await rowsOf('coffre.item_uploaded')).length > 0 ? true : undefined), 30_000);
 }
 
 const emitted = EVENT_CATALOG.filter((entry) => entry.emitted);

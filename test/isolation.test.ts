@@ -137,3 +137,44 @@ test('recipients and transfer recipients: other workspaces and environments get 
   const untouched = await api.call('GET', `/v1/recipients/${id}`, { key: acme.keys.live });
   t.like(untouched.body, { name: 'Isolated', stats: { transfers_sent: 1 } });
 });
+
+test('vaults: another workspace or environment gets 404 on every owner route, lists never show them', async (t) => {
+  const created = await api.call('POST', '/v1/coffres', { key: acme.keys.live, body: { name: 'Acme room' } });
+  t.is(created.status, 201, created.text);
+  const id = created.body.id as string;
+  const member = await api.call('POST', `/v1/coffres/${id}/members`, {
+    key: acme.keys.live,
+    body: { email: 'insider@acme.test', access: 'view' },
+  });
+  const memberId = member.body.id as string;
+  const item = await api.call('POST', `/v1/coffres/${id}/items`, {
+    key: acme.keys.live,
+    body: { name: 'plan.pdf', size: 1 },
+  });
+  const itemId = item.body.item.id as string;
+  for (const key of [globex.keys.live, acme.keys.test, acme.keys.sandbox]) {
+    const attempts = [
+      await api.call('GET', `/v1/coffres/${id}`, { key }),
+      await api.call('PATCH', `/v1/coffres/${id}`, { key, body: { name: 'hijack' } }),
+      await api.call('GET', `/v1/coffres/${id}/members`, { key }),
+      await api.call('POST', `/v1/coffres/${id}/members`, { key, body: { email: 'x@globex.test', access: 'upload' } }),
+      await api.call('PATCH', `/v1/coffres/${id}/members/${memberId}`, { key, body: { access: 'upload' } }),
+      await api.call('POST', `/v1/coffres/${id}/members/${memberId}/invitation`, { key }),
+      await api.call('DELETE', `/v1/coffres/${id}/members/${memberId}`, { key }),
+      await api.call('GET', `/v1/coffres/${id}/items`, { key }),
+      await api.call('POST', `/v1/coffres/${id}/items`, { key, body: { name: 'x.bin', size: 1 } }),
+      await api.call('GET', `/v1/coffres/${id}/items/${itemId}`, { key }),
+      await api.call('DELETE', `/v1/coffres/${id}/items/${itemId}`, { key }),
+      await api.call('GET', `/v1/coffres/${id}/access-log`, { key }),
+      await api.call('DELETE', `/v1/coffres/${id}`, { key }),
+    ];
+    for (const response of attempts) {
+      t.is(response.status, 404, response.text);
+      t.is(response.body.error.code, 'not_found');
+    }
+    const list = await api.call('GET', '/v1/coffres?limit=100', { key });
+    t.false(list.body.data.some((c: { id: string }) => c.id === id));
+  }
+  const untouched = await api.call('GET', `/v1/coffres/${id}`, { key: acme.keys.live });
+  t.like(untouched.body, { name: 'Acme room', member_count: 1, item_count: 1 });
+});

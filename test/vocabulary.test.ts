@@ -8,6 +8,11 @@ import {
   APPROVAL_DECISIONS,
   APPROVAL_STATUSES,
   AUDIT_OUTCOMES,
+  COFFRE_ACCESS_LEVELS,
+  COFFRE_ACTIONS,
+  COFFRE_ACTOR_TYPES,
+  COFFRE_ITEM_STATUSES,
+  COFFRE_STATUSES,
   DELIVERY_STATUSES,
   DELIVERY_TRIGGERS,
   ENCRYPTION_MODES,
@@ -64,6 +69,13 @@ const CHECKED_COLUMNS: Record<string, readonly string[]> = {
   'intake_files.upload_state': UPLOAD_STATES,
   'intake_files.scan_status': SCAN_STATUSES,
   'recipients.source': RECIPIENT_SOURCES,
+  'coffres.status': COFFRE_STATUSES,
+  'coffre_members.access': COFFRE_ACCESS_LEVELS,
+  'coffre_items.status': COFFRE_ITEM_STATUSES,
+  'coffre_items.upload_state': UPLOAD_STATES,
+  'coffre_items.scan_status': SCAN_STATUSES,
+  'coffre_access_log.actor_type': COFFRE_ACTOR_TYPES,
+  'coffre_access_log.action': COFFRE_ACTIONS,
 };
 
 /** Every enum type → its vocabulary. */

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { createApiKeyActivities } from '../activities/api-keys.ts';
+import { createCoffreActivities } from '../activities/coffres.ts';
 import { createIntakeActivities } from '../activities/intakes.ts';
 import { createRuleActivities } from '../activities/rules.ts';
 import { createTransferActivities } from '../activities/transfers.ts';
@@ -27,6 +28,7 @@ const worker = await Worker.create({
     ...createIntakeActivities({ config, db, objects, keyring, scanner, mailer }),
     ...createWebhookActivities({ config, db, sealKey }),
     ...createRuleActivities({ config, db, sealKey, mailer }),
+    ...createCoffreActivities({ config, db, objects, keyring, scanner, mailer }),
   },
 });
 

@@ -39,3 +39,12 @@ export const intakeWorkflowId = (intakeId: string) => `intake-${intakeId}`;
 
 /** `intakeDocumentLifecycle`: one per intake document. */
 export const intakeDocumentWorkflowId = (documentId: string) => `intake-document-${documentId}`;
+
+/** `coffreLifecycle`: one per vault, for its expiry. */
+export const coffreWorkflowId = (coffreId: string) => `coffre-${coffreId}`;
+
+/** `coffreItemLifecycle`: one per vault item (by its stored-file uuid). */
+export const coffreItemWorkflowId = (itemId: string) => `coffre-item-${itemId}`;
+
+/** `coffreInvitation`: one per invitation issued (a member's nonce changes with each). */
+export const coffreInvitationWorkflowId = (memberId: string, nonce: string) => `coffre-invitation-${memberId}-${nonce}`;

@@ -1,3 +1,6 @@
+export { coffreInvitation } from './coffreInvitation.ts';
+export { coffreItemLifecycle } from './coffreItemLifecycle.ts';
+export { coffreLifecycle } from './coffreLifecycle.ts';
 export { deliverWebhook } from './deliverWebhook.ts';
 export { endKeyRotationGrace } from './endKeyRotationGrace.ts';
 export { expireApiKey } from './expireApiKey.ts';

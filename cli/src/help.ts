@@ -24,6 +24,13 @@ Receiving
   intake get INTAKE_ID DOC_ID --key KEY_FILE -o DIR   Download a document, decrypted here
   intake submit INTAKE_ID FILE… --publishable-key cip_…   Send files to an intake
 
+Vaults (data rooms)
+  coffre create --name T [--expires 30d]   A vault; \`ls|show|rm\` too
+  coffre invite COFFRE_ID EMAIL --access view|download|upload   Mail a member their link
+  coffre members|revoke              Members; a revoked member's link stops working
+  coffre put COFFRE_ID FILE…         Add files  (\`items\`, \`get COFFRE_ID ITEM_ID -o DIR\`)
+  coffre log COFFRE_ID               Who opened, downloaded or added what
+
 Account
   login                 Store an API key  --api-key KEY --base-url URL (or pipe the key on stdin)
   logout                Forget the profile's key

@@ -1,6 +1,7 @@
 import { ConnectionError, ValiseError } from '../../sdk/src/index.ts';
 import { describeApiError, exitCodeFor } from './api-errors.ts';
 import { audit } from './commands/audit.ts';
+import { coffre } from './commands/coffre.ts';
 import { collections } from './commands/collections.ts';
 import { get } from './commands/get.ts';
 import { intake } from './commands/intake.ts';
@@ -39,6 +40,8 @@ const COMMANDS: Record<string, Command> = {
   recipients,
   intake,
   intakes: intake,
+  coffre,
+  coffres: coffre,
 };
 
 /** Runs one command line and returns the exit code (docs/cli.md, "Exit codes"). */

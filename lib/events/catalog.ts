@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { API_KEY_EVENTS } from './api-key-events.ts';
+import { COFFRE_EVENTS } from './coffre-events.ts';
 import { COLLECTION_EVENTS } from './collection-events.ts';
 import { catalogSchema, type EventDeclaration, type JsonSchema } from './define.ts';
 import { INTAKE_EVENTS } from './intake-events.ts';
@@ -55,6 +56,7 @@ export const EVENTS = {
   ...PLANNED_EVENTS,
   ...COLLECTION_EVENTS,
   ...RECIPIENT_EVENTS,
+  ...COFFRE_EVENTS,
 } satisfies Record<string, EventDeclaration>;
 
 // A type declared in two parts would be silently overwritten by the spread.
@@ -66,6 +68,7 @@ const declared = [
   PLANNED_EVENTS,
   COLLECTION_EVENTS,
   RECIPIENT_EVENTS,
+  COFFRE_EVENTS,
 ].flatMap((part) => Object.keys(part));
 for (const [index, type] of declared.entries()) {
   if (declared.indexOf(type) !== index) throw new Error(`event catalog: ${type} is declared twice`);

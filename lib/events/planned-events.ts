@@ -5,14 +5,6 @@ import { TransferEventView as transfer } from './views.ts';
 // The spec's event families this codebase does not emit yet: their payloads are
 // the shape they are planned to have, over views of resources still to come.
 
-const CoffreView = z
-  .object({
-    id: z.string().describe('The vault id.'),
-    name: z.string().describe('The vault name.'),
-    created_at: z.iso.datetime().describe('When it was created.'),
-  })
-  .describe('The vault.');
-
 const MemberView = z
   .object({
     user_id: z.uuid().describe('The member user id.'),
@@ -57,21 +49,6 @@ const SessionView = z
   .describe('The dashboard session.');
 
 export const PLANNED_EVENTS = {
-  'coffre.created': event('A vault (data room) was created.', { coffre: CoffreView }),
-  'coffre.accessed': event('Someone opened a vault.', {
-    coffre: CoffreView,
-    ip_address: z.string().nullable().describe('Address of the visitor.'),
-    accessed_by: z.string().nullable().describe('E-mail address of the visitor, when known.'),
-  }),
-  'coffre.item_uploaded': event('A file was added to a vault.', {
-    coffre: CoffreView,
-    item: z.object({
-      id: z.string().describe('The item id.'),
-      name: z.string().describe('File name.'),
-      size: z.int().min(0).describe('Size in bytes.'),
-    }),
-  }),
-
   'reply.received': event('A recipient replied to a transfer with files of their own.', {
     transfer,
     reply: z.object({

@@ -292,3 +292,40 @@ const DATE = new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeStyle: 's
 function formatDate(date: Date): string {
   return `${DATE.format(date)} UTC`;
 }
+
+export type CoffreInvitationMailInput = {
+  to: string;
+  name: string | null;
+  coffreName: string;
+  access: 'view' | 'download' | 'upload';
+  url: string;
+  expiresAt: Date;
+};
+
+const ACCESS_WORDS = {
+  view: 'see the files it holds',
+  download: 'see and download the files it holds',
+  upload: 'see, download and add files',
+} as const;
+
+/** Invites a vault member: the link is their credential, so the mail says it is personal. */
+export function coffreInvitationMail(input: CoffreInvitationMailInput): MailMessage {
+  const name = singleLine(input.coffreName, 150) || 'Untitled vault';
+  const url = httpUrl(input.url);
+  const until = formatDate(input.expiresAt);
+  const greeting = input.name ? `Hello ${singleLine(input.name, 100)},` : 'Hello,';
+  const what = `You were invited to the Valise vault “${name}”, where you can ${ACCESS_WORDS[input.access]}.`;
+  const personal = `This link is personal: do not forward it. It works until ${until}.`;
+  return {
+    to: mailbox(input.to),
+    subject: subject(`You were invited to the vault “${name}”`),
+    text: [greeting, '', what, '', url, '', personal, FOOTER_TEXT].join('\n'),
+    html: page(name, [
+      `<p>${escapeHtml(greeting)}</p>`,
+      `<p>${escapeHtml(what)}</p>`,
+      `<p><a href="${escapeHtml(url)}">Open the vault</a></p>`,
+      `<p>${escapeHtml(personal)}</p>`,
+      FOOTER_HTML,
+    ]),
+  };
+}

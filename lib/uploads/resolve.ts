@@ -1,4 +1,4 @@
-import { DomainError } from '../errors.ts';
+import { coffreUploadTarget } from '../coffres/upload-target.ts';
 import { intakeUploadTarget } from '../intakes/upload-target.ts';
 import type { Services } from '../services.ts';
 import { transferUploadTarget } from '../transfers/upload-target.ts';
@@ -14,7 +14,6 @@ export async function resolveUpload(services: Services, token: string): Promise<
     case 'intake':
       return intakeUploadTarget(services, address);
     case 'coffre':
-      // Vault uploads land with their family (issue #14).
-      throw new DomainError('not_found', 'No such upload URL.');
+      return coffreUploadTarget(services, address);
   }
 }

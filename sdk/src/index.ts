@@ -1,6 +1,7 @@
 import { HttpClient, type ValiseOptions } from './client.ts';
 import { ApiKeys } from './resources/api-keys.ts';
 import { Audit } from './resources/audit.ts';
+import { Coffres } from './resources/coffres.ts';
 import { Collections } from './resources/collections.ts';
 import { Folders } from './resources/folders.ts';
 import { Intakes } from './resources/intakes.ts';
@@ -34,6 +35,7 @@ export class Valise {
   readonly meta: Meta;
   readonly collections: Collections;
   readonly recipients: Recipients;
+  readonly coffres: Coffres;
 
   constructor(options: ValiseOptions) {
     const http = new HttpClient(options);
@@ -49,6 +51,7 @@ export class Valise {
     this.meta = new Meta(http);
     this.collections = new Collections(http);
     this.recipients = new Recipients(http);
+    this.coffres = new Coffres(http);
   }
 }
 
@@ -93,6 +96,7 @@ export {
 export type { EventDataByType } from './generated/events.ts';
 export { OPENAPI_VERSION, type Paths, REQUEST_ENUMS } from './generated/openapi.ts';
 export { type ListEnvelope, Page, PageRequest } from './pagination.ts';
+export { invitationToken, type PutCoffreItemParams } from './resources/coffres.ts';
 export type { SendToIntakeParams } from './resources/intakes.ts';
 export { EXCLUDED_OPERATIONS, ROUTES, type RouteName } from './routes.ts';
 export {

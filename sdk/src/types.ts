@@ -118,3 +118,24 @@ export type IntakeForm = ResponseOf<'/v1/intakes/{id}/form', 'get'>;
 export type StartSubmissionParams = BodyOf<'/v1/intakes/{id}/submissions', 'post'>;
 export type IntakeSubmission = ResponseOf<'/v1/intakes/{id}/submissions', 'post'>;
 export type CollectionAccess = SharedCollectionTransfer['access'];
+
+export type Coffre = ResponseOf<'/v1/coffres/{id}', 'get'>;
+export type CreateCoffreParams = BodyOf<'/v1/coffres', 'post'>;
+export type UpdateCoffreParams = BodyOf<'/v1/coffres/{id}', 'patch'>;
+export type DeletedCoffre = ResponseOf<'/v1/coffres/{id}', 'delete'>;
+export type CoffreMember = ResponseOf<'/v1/coffres/{id}/members/{memberId}', 'patch'>;
+export type InvitedCoffreMember = ResponseOf<'/v1/coffres/{id}/members', 'post'>;
+export type InviteCoffreMemberParams = BodyOf<'/v1/coffres/{id}/members', 'post'>;
+export type UpdateCoffreMemberParams = BodyOf<'/v1/coffres/{id}/members/{memberId}', 'patch'>;
+export type ResendCoffreInvitationParams = NonNullable<
+  BodyOf<'/v1/coffres/{id}/members/{memberId}/invitation', 'post'>
+>;
+export type CoffreItem = ResponseOf<'/v1/coffres/{id}/items/{itemId}', 'get'>;
+export type CreateCoffreItemParams = BodyOf<'/v1/coffres/{id}/items', 'post'>;
+export type CreatedCoffreItem = ResponseOf<'/v1/coffres/{id}/items', 'post'>;
+export type DeletedCoffreItem = ResponseOf<'/v1/coffres/{id}/items/{itemId}', 'delete'>;
+export type CoffreAccessEntry = ItemOf<ResponseOf<'/v1/coffres/{id}/access-log', 'get'>>;
+export type CoffreMemberView = ResponseOf<'/v1/coffre-access/{token}', 'get'>;
+export type CoffreVisibleItems = ResponseOf<'/v1/coffre-access/{token}/items', 'get'>;
+export type CoffreDownloadLink = ResponseOf<'/v1/coffre-access/{token}/items/{itemId}/download-link', 'post'>;
+export type CoffreAccessLevel = CoffreMember['access'];

@@ -44,7 +44,10 @@ const endings = new WeakMap<AnyRequest, () => void>();
  * request, released when its response ends however it ends; past a bound, 429 with `Retry-After`.
  * Routes that call it declare `ext: endOfDownload`.
  */
-export function holdDownloadSlot(request: AnyRequest, subject: { id: string; kind: 'transfer' | 'intake' }): void {
+export function holdDownloadSlot(
+  request: AnyRequest,
+  subject: { id: string; kind: 'transfer' | 'intake' | 'vault' },
+): void {
   const { services } = request.server.app;
   const slot = services.downloads.gate.enter(clientIp(request, services.config), subject.id);
   if (!slot.ok) {

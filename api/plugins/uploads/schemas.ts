@@ -1,5 +1,7 @@
 import Joi from 'joi';
+import { ITEM_ID_PATTERN } from '../../../lib/coffres/ids.ts';
 import { UPLOADED_FILE_OBJECTS } from '../../../lib/uploads/receive.ts';
+import { id } from '../../schemas.ts';
 import { transferFile } from '../transfers/schemas.ts';
 
 export const uploadToken = Joi.string()
@@ -9,6 +11,8 @@ export const uploadToken = Joi.string()
 /** Whoever owns the file (a transfer, an intake document, a vault), the upload routes answer this. */
 export const uploadStatus = transferFile
   .keys({
+    // Vault items are named `cofi_…`.
+    id: Joi.alternatives(id, Joi.string().pattern(ITEM_ID_PATTERN, 'item id')).required(),
     object: Joi.string()
       .valid(...UPLOADED_FILE_OBJECTS)
       .required(),

@@ -122,11 +122,11 @@ export interface EventDataByType {
       cancel_at_period_end: boolean;
     };
   };
-  /** Someone opened a vault. (Planned: not emitted yet.) */
+  /** A member opened a vault through their invitation link: once per member and UTC day (the access log has every open). */
   'coffre.accessed': {
     /** The vault. */
     coffre: {
-      /** The vault id. */
+      /** The vault id (`cof_…`). */
       id: string;
       /** The vault name. */
       name: string;
@@ -137,12 +137,21 @@ export interface EventDataByType {
     ip_address: string | null;
     /** E-mail address of the visitor, when known. */
     accessed_by: string | null;
+    /** The member. */
+    member: {
+      /** The member id (`cofm_…`). */
+      id: string;
+      /** Their e-mail address. */
+      email: string;
+      /** Their access: `view`, `download` or `upload`. */
+      access: 'view' | 'download' | 'upload';
+    };
   };
-  /** A vault (data room) was created. (Planned: not emitted yet.) */
+  /** A vault (data room) was created (`POST /v1/coffres`). */
   'coffre.created': {
     /** The vault. */
     coffre: {
-      /** The vault id. */
+      /** The vault id (`cof_…`). */
       id: string;
       /** The vault name. */
       name: string;
@@ -150,25 +159,28 @@ export interface EventDataByType {
       created_at: string;
     };
   };
-  /** A file was added to a vault. (Planned: not emitted yet.) */
+  /** A file was added to a vault: its last byte is stored (scanning follows). */
   'coffre.item_uploaded': {
     /** The vault. */
     coffre: {
-      /** The vault id. */
+      /** The vault id (`cof_…`). */
       id: string;
       /** The vault name. */
       name: string;
       /** When it was created. */
       created_at: string;
     };
+    /** The item. */
     item: {
-      /** The item id. */
+      /** The item id (`cofi_…`). */
       id: string;
       /** File name. */
       name: string;
       /** Size in bytes. */
       size: number;
     };
+    /** The member's e-mail address; null when the owner's API key added it. */
+    uploaded_by: string | null;
   };
   /** A collection was created (`POST /v1/collections`). Transfers given at creation follow as `collection.item_added`. */
   'collection.created': {

@@ -327,6 +327,631 @@ export interface Paths {
       scope: 'audit:read';
     };
   };
+  '/v1/coffre-access/{token}': {
+    /** Open a vault with an invitation link */
+    get: {
+      path: {
+        token: string;
+      };
+      response: {
+        object: 'coffre_access';
+        coffre: {
+          name: string;
+          description: string | null;
+          expires_at: string | null;
+        };
+        member: {
+          email: string;
+          name: string | null;
+          /** `view` lists the items, `download` also downloads them, `upload` also adds items. */
+          access: 'view' | 'download' | 'upload';
+          can_download: boolean;
+          can_upload: boolean;
+          invitation_expires_at: string | null;
+        };
+        /** Available items, newest first. */
+        items: Array<{
+          /** `cofi_…` */
+          id: string;
+          object: 'coffre_item';
+          name: string;
+          size: number;
+          mime_type: string;
+          created_at: string;
+        }>;
+      };
+    };
+  };
+  '/v1/coffre-access/{token}/items': {
+    /** List a vault's items with an invitation link */
+    get: {
+      path: {
+        token: string;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          /** `cofi_…` */
+          id: string;
+          object: 'coffre_item';
+          name: string;
+          size: number;
+          mime_type: string;
+          created_at: string;
+        }>;
+      };
+    };
+    /** Add an item to a vault (invitation link) */
+    post: {
+      path: {
+        token: string;
+      };
+      body: {
+        name: string;
+        size: number;
+        mime_type?: string;
+      };
+      response: {
+        item: {
+          /** `cofi_…` */
+          id: string;
+          object: 'coffre_item';
+          /** `cof_…` */
+          coffre_id: string;
+          name: string;
+          size: number;
+          mime_type: string;
+          status: 'uploading' | 'scanning' | 'available' | 'rejected' | 'deleted';
+          upload_state: 'pending' | 'uploading' | 'uploaded';
+          bytes_received: number;
+          sha256: string | null;
+          scan_status: 'pending' | 'clean' | 'infected' | 'not_scanned_too_large' | 'not_scanned_e2e' | null;
+          uploaded_by: {
+            type: 'member' | 'api_key';
+            /** `cofm_…` */
+            member_id: string | null;
+          };
+          created_at: string;
+          uploaded_at: string | null;
+          deleted_at: string | null;
+          /** Only from `GET …/items/{itemId}` of an `available` item: fresh on each call, valid 300 s. */
+          download_url: string | null;
+          download_expires_in: number | null;
+        };
+        upload_url: {
+          name: string;
+          size: number;
+          method: 'PUT';
+          url: string;
+          headers: { [key: string]: string };
+          expires_at: string;
+          resumable: boolean;
+          part_size: number;
+          /** `cofi_…` */
+          file_id: string;
+        };
+      };
+    };
+  };
+  '/v1/coffre-access/{token}/items/{itemId}/download-link': {
+    /** A download link for one vault item (invitation link) */
+    post: {
+      path: {
+        token: string;
+        /** `cofi_…` */
+        itemId: string;
+      };
+      response: {
+        object: 'download_link';
+        item: {
+          /** `cofi_…` */
+          id: string;
+          object: 'coffre_item';
+          name: string;
+          size: number;
+          mime_type: string;
+          created_at: string;
+        };
+        download_url: string;
+        expires_in: number;
+      };
+    };
+  };
+  '/v1/coffre-downloads/{token}': {
+    /** Download a vault item */
+    get: {
+      path: {
+        token: string;
+      };
+      response: unknown;
+    };
+  };
+  '/v1/coffres': {
+    /** List vaults */
+    get: {
+      query: {
+        limit?: number;
+        cursor?: string;
+        offset?: number;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          /** `cof_…` */
+          id: string;
+          object: 'coffre';
+          name: string;
+          description: string | null;
+          status: 'active' | 'expired' | 'deleted';
+          expires_at: string | null;
+          /** Members not revoked. */
+          member_count: number;
+          /** Items not deleted. */
+          item_count: number;
+          created_at: string;
+          updated_at: string;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'coffres:read';
+    };
+    /** Create a vault */
+    post: {
+      body: {
+        name: string;
+        description?: string | null;
+        expires_at?: string;
+      };
+      response: {
+        /** `cof_…` */
+        id: string;
+        object: 'coffre';
+        name: string;
+        description: string | null;
+        status: 'active' | 'expired' | 'deleted';
+        expires_at: string | null;
+        /** Members not revoked. */
+        member_count: number;
+        /** Items not deleted. */
+        item_count: number;
+        created_at: string;
+        updated_at: string;
+      };
+      scope: 'coffres:write';
+    };
+  };
+  '/v1/coffres/{id}': {
+    /** Get a vault */
+    get: {
+      path: {
+        /** `cof_…` */
+        id: string;
+      };
+      response: {
+        /** `cof_…` */
+        id: string;
+        object: 'coffre';
+        name: string;
+        description: string | null;
+        status: 'active' | 'expired' | 'deleted';
+        expires_at: string | null;
+        /** Members not revoked. */
+        member_count: number;
+        /** Items not deleted. */
+        item_count: number;
+        created_at: string;
+        updated_at: string;
+      };
+      scope: 'coffres:read';
+    };
+    /** Change a vault */
+    patch: {
+      path: {
+        /** `cof_…` */
+        id: string;
+      };
+      body: {
+        name?: string;
+        description?: string | null;
+        expires_at?: string | null;
+      };
+      response: {
+        /** `cof_…` */
+        id: string;
+        object: 'coffre';
+        name: string;
+        description: string | null;
+        status: 'active' | 'expired' | 'deleted';
+        expires_at: string | null;
+        /** Members not revoked. */
+        member_count: number;
+        /** Items not deleted. */
+        item_count: number;
+        created_at: string;
+        updated_at: string;
+      };
+      scope: 'coffres:write';
+    };
+    /** Delete a vault */
+    delete: {
+      path: {
+        /** `cof_…` */
+        id: string;
+      };
+      response: {
+        /** `cof_…` */
+        id: string;
+        object: 'coffre';
+        deleted: true;
+        items_destroyed: number;
+      };
+      scope: 'coffres:manage';
+    };
+  };
+  '/v1/coffres/{id}/access-log': {
+    /** A vault's access log */
+    get: {
+      path: {
+        /** `cof_…` */
+        id: string;
+      };
+      query: {
+        limit?: number;
+        cursor?: string;
+        offset?: number;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          id: string;
+          object: 'coffre_access';
+          actor_type: 'member' | 'api_key';
+          /** The member's e-mail address, or the API key's id. */
+          actor: string;
+          /** `cofm_…` */
+          member_id: string | null;
+          action: 'opened' | 'listed' | 'downloaded' | 'uploaded';
+          /** `cofi_…` */
+          item_id: string | null;
+          item_name: string | null;
+          ip_address: string | null;
+          created_at: string;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'coffres:read';
+    };
+  };
+  '/v1/coffres/{id}/items': {
+    /** List a vault's items */
+    get: {
+      path: {
+        /** `cof_…` */
+        id: string;
+      };
+      query: {
+        limit?: number;
+        cursor?: string;
+        offset?: number;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          /** `cofi_…` */
+          id: string;
+          object: 'coffre_item';
+          /** `cof_…` */
+          coffre_id: string;
+          name: string;
+          size: number;
+          mime_type: string;
+          status: 'uploading' | 'scanning' | 'available' | 'rejected' | 'deleted';
+          upload_state: 'pending' | 'uploading' | 'uploaded';
+          bytes_received: number;
+          sha256: string | null;
+          scan_status: 'pending' | 'clean' | 'infected' | 'not_scanned_too_large' | 'not_scanned_e2e' | null;
+          uploaded_by: {
+            type: 'member' | 'api_key';
+            /** `cofm_…` */
+            member_id: string | null;
+          };
+          created_at: string;
+          uploaded_at: string | null;
+          deleted_at: string | null;
+          /** Only from `GET …/items/{itemId}` of an `available` item: fresh on each call, valid 300 s. */
+          download_url: string | null;
+          download_expires_in: number | null;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'coffres:read';
+    };
+    /** Add an item to a vault */
+    post: {
+      path: {
+        /** `cof_…` */
+        id: string;
+      };
+      body: {
+        name: string;
+        size: number;
+        mime_type?: string;
+      };
+      response: {
+        item: {
+          /** `cofi_…` */
+          id: string;
+          object: 'coffre_item';
+          /** `cof_…` */
+          coffre_id: string;
+          name: string;
+          size: number;
+          mime_type: string;
+          status: 'uploading' | 'scanning' | 'available' | 'rejected' | 'deleted';
+          upload_state: 'pending' | 'uploading' | 'uploaded';
+          bytes_received: number;
+          sha256: string | null;
+          scan_status: 'pending' | 'clean' | 'infected' | 'not_scanned_too_large' | 'not_scanned_e2e' | null;
+          uploaded_by: {
+            type: 'member' | 'api_key';
+            /** `cofm_…` */
+            member_id: string | null;
+          };
+          created_at: string;
+          uploaded_at: string | null;
+          deleted_at: string | null;
+          /** Only from `GET …/items/{itemId}` of an `available` item: fresh on each call, valid 300 s. */
+          download_url: string | null;
+          download_expires_in: number | null;
+        };
+        upload_url: {
+          name: string;
+          size: number;
+          method: 'PUT';
+          url: string;
+          headers: { [key: string]: string };
+          expires_at: string;
+          resumable: boolean;
+          part_size: number;
+          /** `cofi_…` */
+          file_id: string;
+        };
+      };
+      scope: 'coffres:write';
+    };
+  };
+  '/v1/coffres/{id}/items/{itemId}': {
+    /** Get a vault item */
+    get: {
+      path: {
+        /** `cof_…` */
+        id: string;
+        /** `cofi_…` */
+        itemId: string;
+      };
+      response: {
+        /** `cofi_…` */
+        id: string;
+        object: 'coffre_item';
+        /** `cof_…` */
+        coffre_id: string;
+        name: string;
+        size: number;
+        mime_type: string;
+        status: 'uploading' | 'scanning' | 'available' | 'rejected' | 'deleted';
+        upload_state: 'pending' | 'uploading' | 'uploaded';
+        bytes_received: number;
+        sha256: string | null;
+        scan_status: 'pending' | 'clean' | 'infected' | 'not_scanned_too_large' | 'not_scanned_e2e' | null;
+        uploaded_by: {
+          type: 'member' | 'api_key';
+          /** `cofm_…` */
+          member_id: string | null;
+        };
+        created_at: string;
+        uploaded_at: string | null;
+        deleted_at: string | null;
+        /** Only from `GET …/items/{itemId}` of an `available` item: fresh on each call, valid 300 s. */
+        download_url: string | null;
+        download_expires_in: number | null;
+      };
+      scope: 'coffres:read';
+    };
+    /** Delete a vault item */
+    delete: {
+      path: {
+        /** `cof_…` */
+        id: string;
+        /** `cofi_…` */
+        itemId: string;
+      };
+      response: {
+        /** `cofi_…` */
+        id: string;
+        object: 'coffre_item';
+        deleted: true;
+      };
+      scope: 'coffres:write';
+    };
+  };
+  '/v1/coffres/{id}/members': {
+    /** List a vault's members */
+    get: {
+      path: {
+        /** `cof_…` */
+        id: string;
+      };
+      query: {
+        limit?: number;
+        cursor?: string;
+        offset?: number;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          /** `cofm_…` */
+          id: string;
+          object: 'coffre_member';
+          /** `cof_…` */
+          coffre_id: string;
+          email: string;
+          name: string | null;
+          /** `view` lists the items, `download` also downloads them, `upload` also adds items. */
+          access: 'view' | 'download' | 'upload';
+          status: 'active' | 'revoked';
+          invited_at: string | null;
+          invitation_expires_at: string | null;
+          revoked_at: string | null;
+          created_at: string;
+          updated_at: string;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'coffres:read';
+    };
+    /** Invite a member to a vault */
+    post: {
+      path: {
+        /** `cof_…` */
+        id: string;
+      };
+      body: {
+        email: string;
+        name?: string | null;
+        /** `view` lists the items, `download` also downloads them, `upload` also adds items. */
+        access: 'view' | 'download' | 'upload';
+        /** How long the invitation link works, in days (fractions allowed, at least a second): 7 unless said, at most 90. */
+        expires_in_days?: number;
+      };
+      response: {
+        /** `cofm_…` */
+        id: string;
+        object: 'coffre_member';
+        /** `cof_…` */
+        coffre_id: string;
+        email: string;
+        name: string | null;
+        /** `view` lists the items, `download` also downloads them, `upload` also adds items. */
+        access: 'view' | 'download' | 'upload';
+        status: 'active' | 'revoked';
+        invited_at: string | null;
+        invitation_expires_at: string | null;
+        revoked_at: string | null;
+        created_at: string;
+        updated_at: string;
+        /** The link just mailed (`/v/{token}`): a credential, shown only in this answer. */
+        invitation_url: string | null;
+      };
+      scope: 'coffres:manage';
+    };
+  };
+  '/v1/coffres/{id}/members/{memberId}': {
+    /** Change a member's access */
+    patch: {
+      path: {
+        /** `cof_…` */
+        id: string;
+        /** `cofm_…` */
+        memberId: string;
+      };
+      body: {
+        /** `view` lists the items, `download` also downloads them, `upload` also adds items. */
+        access: 'view' | 'download' | 'upload';
+      };
+      response: {
+        /** `cofm_…` */
+        id: string;
+        object: 'coffre_member';
+        /** `cof_…` */
+        coffre_id: string;
+        email: string;
+        name: string | null;
+        /** `view` lists the items, `download` also downloads them, `upload` also adds items. */
+        access: 'view' | 'download' | 'upload';
+        status: 'active' | 'revoked';
+        invited_at: string | null;
+        invitation_expires_at: string | null;
+        revoked_at: string | null;
+        created_at: string;
+        updated_at: string;
+      };
+      scope: 'coffres:manage';
+    };
+    /** Revoke a member */
+    delete: {
+      path: {
+        /** `cof_…` */
+        id: string;
+        /** `cofm_…` */
+        memberId: string;
+      };
+      response: {
+        /** `cofm_…` */
+        id: string;
+        object: 'coffre_member';
+        /** `cof_…` */
+        coffre_id: string;
+        email: string;
+        name: string | null;
+        /** `view` lists the items, `download` also downloads them, `upload` also adds items. */
+        access: 'view' | 'download' | 'upload';
+        status: 'active' | 'revoked';
+        invited_at: string | null;
+        invitation_expires_at: string | null;
+        revoked_at: string | null;
+        created_at: string;
+        updated_at: string;
+      };
+      scope: 'coffres:manage';
+    };
+  };
+  '/v1/coffres/{id}/members/{memberId}/invitation': {
+    /** Send a member a new invitation link */
+    post: {
+      path: {
+        /** `cof_…` */
+        id: string;
+        /** `cofm_…` */
+        memberId: string;
+      };
+      body: {
+        /** How long the invitation link works, in days (fractions allowed, at least a second): 7 unless said, at most 90. */
+        expires_in_days?: number;
+      } | null;
+      response: {
+        /** `cofm_…` */
+        id: string;
+        object: 'coffre_member';
+        /** `cof_…` */
+        coffre_id: string;
+        email: string;
+        name: string | null;
+        /** `view` lists the items, `download` also downloads them, `upload` also adds items. */
+        access: 'view' | 'download' | 'upload';
+        status: 'active' | 'revoked';
+        invited_at: string | null;
+        invitation_expires_at: string | null;
+        revoked_at: string | null;
+        created_at: string;
+        updated_at: string;
+        /** The link just mailed (`/v/{token}`): a credential, shown only in this answer. */
+        invitation_url: string | null;
+      };
+      scope: 'coffres:manage';
+    };
+  };
   '/v1/collections': {
     /** List collections */
     get: {
@@ -2353,7 +2978,6 @@ export interface Paths {
         token: string;
       };
       response: {
-        id: string;
         name: string;
         size: number;
         mime_type: string;
@@ -2361,6 +2985,7 @@ export interface Paths {
         bytes_received: number;
         sha256: string | null;
         scan_status: string | null;
+        id: string;
         object: 'transfer_file' | 'intake_file' | 'coffre_item';
         upload_offset: number;
       };
@@ -2653,6 +3278,9 @@ export interface Paths {
 /** `METHOD /path` of every documented operation, sorted: what the SDK route table is checked against. */
 export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/api-keys/{id}',
+  'DELETE /v1/coffres/{id}',
+  'DELETE /v1/coffres/{id}/items/{itemId}',
+  'DELETE /v1/coffres/{id}/members/{memberId}',
   'DELETE /v1/collections/{id}',
   'DELETE /v1/collections/{id}/share-link',
   'DELETE /v1/collections/{id}/transfers/{transferId}',
@@ -2667,6 +3295,15 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/api-keys',
   'GET /v1/api-keys/{id}',
   'GET /v1/audit',
+  'GET /v1/coffre-access/{token}',
+  'GET /v1/coffre-access/{token}/items',
+  'GET /v1/coffre-downloads/{token}',
+  'GET /v1/coffres',
+  'GET /v1/coffres/{id}',
+  'GET /v1/coffres/{id}/access-log',
+  'GET /v1/coffres/{id}/items',
+  'GET /v1/coffres/{id}/items/{itemId}',
+  'GET /v1/coffres/{id}/members',
   'GET /v1/collections',
   'GET /v1/collections/{id}',
   'GET /v1/downloads/{token}',
@@ -2696,6 +3333,8 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/webhooks/{id}/deliveries',
   'GET /v1/welcome',
   'PATCH /v1/api-keys/{id}',
+  'PATCH /v1/coffres/{id}',
+  'PATCH /v1/coffres/{id}/members/{memberId}',
   'PATCH /v1/collections/{id}',
   'PATCH /v1/intakes/{id}',
   'PATCH /v1/recipients/{id}',
@@ -2703,6 +3342,12 @@ export const DOCUMENTED_OPERATIONS = [
   'PATCH /v1/webhooks',
   'POST /v1/api-keys',
   'POST /v1/api-keys/{id}/rotate',
+  'POST /v1/coffre-access/{token}/items',
+  'POST /v1/coffre-access/{token}/items/{itemId}/download-link',
+  'POST /v1/coffres',
+  'POST /v1/coffres/{id}/items',
+  'POST /v1/coffres/{id}/members',
+  'POST /v1/coffres/{id}/members/{memberId}/invitation',
   'POST /v1/collections',
   'POST /v1/collections/{id}/rotate-share-link',
   'POST /v1/collections/{id}/transfers',
@@ -2768,6 +3413,9 @@ export const REQUEST_ENUMS = {
   'GET /v1/transfers': {
     status: ['active', 'expired', 'deleted', 'scanning'],
   },
+  'PATCH /v1/coffres/{id}/members/{memberId}': {
+    access: ['view', 'download', 'upload'],
+  },
   'PATCH /v1/intakes/{id}': {
     metadata_policy: ['allow', 'deny'],
   },
@@ -2810,6 +3458,9 @@ export const REQUEST_ENUMS = {
   'POST /v1/api-keys': {
     environment: ['live', 'test', 'sandbox'],
     key_type: ['full', 'restricted'],
+  },
+  'POST /v1/coffres/{id}/members': {
+    access: ['view', 'download', 'upload'],
   },
   'POST /v1/intakes': {
     encryption_mode: ['server', 'e2e_asym'],

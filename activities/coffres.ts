@@ -1,0 +1,163 @@
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import type { DatabasePool } from 'slonik';
+import { invitationLink } from '../lib/coffres/members.ts';
+import type { Config } from '../lib/config.ts';
+import type { Keyring } from '../lib/crypto/key-wrap.ts';
+import { deriveKey } from '../lib/crypto/secrets.ts';
+import { createCoffreQueries, type ItemRow } from '../lib/db/queries/coffres.ts';
+import { createEventQueries } from '../lib/db/queries/events.ts';
+import { coffreView, itemView } from '../lib/events/coffre-events.ts';
+import type { Mailer } from '../lib/mail/mailer.ts';
+import { coffreInvitationMail } from '../lib/mail/templates.ts';
+import type { Scanner } from '../lib/scan/clamd.ts';
+import { ChecksumMismatchError, scanStoredFile } from '../lib/scan/scan-file.ts';
+import type { ObjectStore } from '../lib/storage/object-store.ts';
+
+export type CoffreActivityDeps = {
+  config: Config;
+  db: DatabasePool;
+  objects: ObjectStore;
+  keyring: Keyring;
+  scanner: Scanner;
+  mailer: Mailer;
+};
+
+/** What an item's workflow needs to know at its start. */
+export type ItemPlan = { status: ItemRow['status']; uploaded: boolean; uploadDeadline: string };
+
+// Every activity is idempotent: transitions are guarded UPDATEs that match
+// once, object removals succeed on missing objects, a rescan gives the same
+// answer. Temporal may retry any of them at any point.
+export function createCoffreActivities(deps: CoffreActivityDeps) {
+  const { db, objects } = deps;
+  const coffres = createCoffreQueries(db);
+  const linksKey = deriveKey(deps.config.secret, 'link-token');
+
+  async function mustLoadItem(itemId: string, firstLook = false) {
+    const item = await coffres.itemById(itemId);
+    if (!item) {
+      throw firstLook
+        ? ApplicationFailure.retryable(`item ${itemId} is not visible yet`, 'NotVisibleYet')
+        : ApplicationFailure.nonRetryable(`item ${itemId} does not exist`, 'NotFound');
+    }
+    return item;
+  }
+
+  return {
+    async loadItemPlan(itemId: string): Promise<ItemPlan> {
+      const item = await mustLoadItem(itemId, true);
+      return {
+        status: item.status,
+        uploaded: item.upload_state === 'uploaded',
+        uploadDeadline: item.upload_deadline.toISOString(),
+      };
+    },
+
+    /**
+     * The last byte is stored: `scanning`, and `coffre.item_uploaded` and the access log's
+     * `uploaded` entry are recorded, once. False when the item was shredded meanwhile.
+     */
+    async receiveItem(itemId: string): Promise<boolean> {
+      return db.transaction(async (tx) => {
+        const queries = createCoffreQueries(tx);
+        const moved = await queries.moveItem(itemId, ['uploading'], 'scanning');
+        if (!moved) return (await queries.itemById(itemId))?.status === 'scanning';
+        const coffre = await queries.findById(moved.coffre_id);
+        if (!coffre) return false;
+        const member = moved.uploaded_by_member_id ? await queries.memberById(moved.uploaded_by_member_id) : null;
+        await queries.logAccess({
+          coffre,
+          actorType: member ? 'member' : 'api_key',
+          memberId: member?.id ?? null,
+          actor: member?.email ?? moved.uploaded_by_api_key_id ?? 'api_key',
+          action: 'uploaded',
+          item: { id: moved.id, name: moved.name },
+          ip: null,
+        });
+        await createEventQueries(tx).record(
+          { workspaceId: coffre.workspace_id, environment: coffre.environment },
+          'coffre.item_uploaded',
+          { coffre: coffreView(coffre), item: itemView(moved), uploaded_by: member?.email ?? null },
+        );
+        return true;
+      });
+    },
+
+    async scanCoffreItem(itemId: string): Promise<string> {
+      const item = await mustLoadItem(itemId);
+      if (item.scan_status && item.scan_status !== 'pending') return item.scan_status;
+      if (!item.data_key_wrapped) return 'destroyed';
+      try {
+        const scan = await scanStoredFile(deps, item, heartbeat);
+        await coffres.recordScan(item.id, scan);
+        return scan.scanStatus;
+      } catch (error) {
+        if (error instanceof ChecksumMismatchError) {
+          throw ApplicationFailure.nonRetryable(error.message, 'ChecksumMismatch');
+        }
+        throw error;
+      }
+    },
+
+    /** Infected content is shredded (`rejected`); anything else becomes `available`. Answers the status after. */
+    async settleItemScan(itemId: string): Promise<ItemRow['status']> {
+      const item = await mustLoadItem(itemId);
+      if (item.scan_status === 'infected') await coffres.destroyItem(itemId, 'rejected');
+      else await coffres.moveItem(itemId, ['scanning'], 'available');
+      return (await mustLoadItem(itemId)).status;
+    },
+
+    /** The upload never finished: the item is shredded, its row kept as a tombstone. */
+    async destroyItem(itemId: string): Promise<void> {
+      await coffres.destroyItem(itemId);
+    },
+
+    /** Removes an item's blob and any unfinished multipart upload; missing objects are fine. */
+    async purgeItemBlob(itemId: string): Promise<void> {
+      const item = await mustLoadItem(itemId);
+      if (item.multipart_upload_id) await objects.abortMultipart(item.object_key, item.multipart_upload_id);
+      await objects.remove(item.object_key);
+    },
+
+    async loadCoffreExpiry(coffreId: string): Promise<{ status: string; expiresAt: string | null }> {
+      // Started inside the creating (or updating) transaction: not found yet is retryable.
+      const coffre = await coffres.findById(coffreId);
+      if (!coffre) throw ApplicationFailure.retryable(`vault ${coffreId} is not visible yet`, 'NotVisibleYet');
+      return { status: coffre.status, expiresAt: coffre.expires_at?.toISOString() ?? null };
+    },
+
+    /** An active vault past its expiry ends: members lose access, every item's key is destroyed. Answers the items. */
+    async expireCoffre(coffreId: string): Promise<string[]> {
+      return db.transaction(async (tx) => {
+        const queries = createCoffreQueries(tx);
+        const coffre = await queries.findById(coffreId, true);
+        if (coffre?.status !== 'active' || !coffre.expires_at || coffre.expires_at.getTime() > Date.now()) {
+          // Expired already by an earlier try: its items still need their blobs removed.
+          if (coffre?.status !== 'expired') return [];
+          return (await queries.itemsOf(coffreId, ['deleted'])).map((item) => item.id);
+        }
+        return [...((await queries.end(coffreId, 'expired')) ?? [])];
+      });
+    },
+
+    /** Mails a member their current invitation, unless it was replaced or revoked since. */
+    async sendCoffreInvitation(memberId: string, nonce: string): Promise<void> {
+      const member = await coffres.memberById(memberId);
+      if (!member || member.revoked_at || member.invitation_nonce !== nonce || !member.invitation_expires_at) return;
+      const coffre = await coffres.findById(member.coffre_id);
+      if (coffre?.status !== 'active') return;
+      const url = invitationLink(linksKey, deps.config.api.publicBaseUrl, member);
+      if (!url) return;
+      await deps.mailer.send(
+        coffreInvitationMail({
+          to: member.email,
+          name: member.name,
+          coffreName: coffre.name,
+          access: member.access,
+          url,
+          expiresAt: member.invitation_expires_at,
+        }),
+      );
+    },
+  };
+}

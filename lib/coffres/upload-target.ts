@@ -1,0 +1,39 @@
+import { createCoffreQueries } from '../db/queries/coffres.ts';
+import { DomainError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import type { UploadTarget } from '../uploads/receive.ts';
+import type { UploadAddress } from '../uploads/tokens.ts';
+import { itemIdOf } from './ids.ts';
+
+/** A vault item's upload URL: where its bytes go, and whether the item and its vault still take them. */
+export async function coffreUploadTarget(services: Services, address: UploadAddress): Promise<UploadTarget> {
+  const queries = createCoffreQueries(services.db);
+  const [coffre, item] = await Promise.all([queries.findById(address.owner), queries.itemById(address.file)]);
+  if (!coffre || !item || item.coffre_id !== coffre.id) throw new DomainError('not_found', 'No such upload URL.');
+  if (coffre.status !== 'active' || item.status === 'deleted' || item.status === 'rejected') {
+    throw new DomainError('not_found', 'This vault item is gone and accepts no uploads.', { kind: 'gone' });
+  }
+  const late = item.upload_deadline.getTime() <= Date.now();
+  const refusal =
+    item.status === 'uploading' && !late
+      ? null
+      : new DomainError('validation_error', 'This vault item no longer accepts uploads.', { kind: 'conflict' });
+  return {
+    table: 'coffre_items',
+    file: item,
+    mode: 'server',
+    refusal,
+    uploaded: (fileId) => services.coffreWorkflows.itemUploaded(fileId),
+    present: (stored) => ({
+      id: itemIdOf(stored.id),
+      object: 'coffre_item' as const,
+      name: stored.name,
+      size: stored.size,
+      mime_type: stored.mime_type,
+      upload_state: stored.upload_state,
+      bytes_received: stored.bytes_received,
+      sha256: stored.sha256,
+      scan_status: stored.scan_status,
+    }),
+  };
+}
