@@ -4,7 +4,7 @@ import { constantTimeEqual, hmacSha256 } from './secrets.ts';
 // links): a purpose, a payload and an expiry, signed with HMAC-SHA256.
 // Verification checks the signature before reading anything else.
 
-export type TokenPurpose = 'upload' | 'download' | 'unlock' | 'intake-download';
+export type TokenPurpose = 'upload' | 'download' | 'unlock' | 'intake-download' | 'archive';
 
 export function signToken(key: Buffer, purpose: TokenPurpose, data: Record<string, string>, expiresAt: Date): string {
   const body = Buffer.from(JSON.stringify({ p: purpose, e: Math.floor(expiresAt.getTime() / 1000), d: data })).toString(

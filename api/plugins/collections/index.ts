@@ -8,6 +8,7 @@ import { pageFormRoute, pageRoute } from './page.ts';
 import { removeRoute } from './remove.ts';
 import { removeTransferRoute } from './remove-transfer.ts';
 import { rotateShareLinkRoute } from './rotate-share-link.ts';
+import { sharedArchiveLinkRoute } from './shared-archive-link.ts';
 import { sharedLinksRoute } from './shared-download-links.ts';
 import { sharedViewRoute } from './shared-view.ts';
 import { updateRoute } from './update.ts';
@@ -29,6 +30,7 @@ export const collectionsPlugin: Plugin<void> = {
       sharedLinksRoute,
       pageRoute,
       pageFormRoute,
+      sharedArchiveLinkRoute,
     ]);
   },
 };
