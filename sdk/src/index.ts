@@ -115,3 +115,14 @@ export {
   type WebhookHeaders,
   WebhookVerificationError,
 } from './webhooks-verify.ts';
+export {
+  type Crc32,
+  crc32,
+  type EntryContent,
+  planZip,
+  safeName,
+  type ZipEntry,
+  type ZipInput,
+  type ZipPlan,
+  zipChunks,
+} from './zip.ts';

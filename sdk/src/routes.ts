@@ -93,6 +93,10 @@ export const ROUTES = {
   'recipients.get': 'GET /v1/recipients/{id}',
   'recipients.update': 'PATCH /v1/recipients/{id}',
   'recipients.delete': 'DELETE /v1/recipients/{id}',
+  'transfers.archive': 'GET /v1/transfers/{id}/archive',
+  'shares.archiveLink': 'POST /v1/shares/{code}/archive-link',
+  'shares.openArchive': 'GET /v1/archives/{token}',
+  'collections.sharedArchiveLink': 'POST /v1/shared-collections/{code}/archive-link',
 } as const satisfies Record<string, DocumentedOperation>;
 
 export type RouteName = keyof typeof ROUTES;

@@ -118,3 +118,7 @@ export type IntakeForm = ResponseOf<'/v1/intakes/{id}/form', 'get'>;
 export type StartSubmissionParams = BodyOf<'/v1/intakes/{id}/submissions', 'post'>;
 export type IntakeSubmission = ResponseOf<'/v1/intakes/{id}/submissions', 'post'>;
 export type CollectionAccess = SharedCollectionTransfer['access'];
+
+/** A link that streams every file of a share (or a collection) as one ZIP: `shares.openArchive`. */
+export type ArchiveLink = ResponseOf<'/v1/shares/{code}/archive-link', 'post'>;
+export type CollectionArchiveLinkParams = NonNullable<BodyOf<'/v1/shared-collections/{code}/archive-link', 'post'>>;

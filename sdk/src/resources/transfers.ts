@@ -1,6 +1,7 @@
 import type { RequestOptions } from '../client.ts';
 import { type DownloadParams, downloadShare } from '../download.ts';
 import type { PageRequest } from '../pagination.ts';
+import { resolveRoute } from '../routes.ts';
 import {
   checkProgressParams,
   type PrepareParams,
@@ -54,6 +55,22 @@ export class Transfers extends Resource {
 
   removeFolder(id: string, options?: RequestOptions): Promise<TransferFolder> {
     return this.call('transfers.removeFolder', { params: { id }, options });
+  }
+
+  /**
+   * The transfer's files as one ZIP, streamed (body unread; its length in `content-length`).
+   * Server-mode transfers: an end-to-end one is refused with `end_to_end` (build its archive from
+   * the decrypted files, e.g. with `zipChunks`). Counts no download; recorded in the audit log.
+   */
+  archive(id: string, options: RequestOptions = {}): Promise<Response> {
+    const { method, path } = resolveRoute('transfers.archive', { id });
+    return this.http.send({
+      ...options,
+      method,
+      path,
+      headers: { accept: 'application/zip, application/json' },
+      timeoutMs: options.timeoutMs ?? this.http.transferTimeoutMs,
+    });
   }
 
   /** Who the transfer was sent to: each address with its personal link and the downloads completed through it. */
