@@ -10,8 +10,8 @@ import { z } from 'zod';
 import { createEncryptStream } from '../lib/crypto/segmented-aead.ts';
 import { sql } from '../lib/db/sql.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
-import { runCommand } from './helpers/command.ts';
 import { content, createTransfer, put, waitForTransfer } from './helpers/transfers.ts';
+import { checkZip } from './helpers/zip.ts';
 
 // "Download all as ZIP" (docs/transfers.md) end to end: the owner's archive with an API key, a
 // share link's and a collection link's archive links, each checked by unzip -t and Python's
@@ -54,23 +54,14 @@ async function activeTransfer(body: Record<string, unknown>, files: File[]) {
   return created;
 }
 
-const PY_LIST = `
-import hashlib, json, sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-print(json.dumps({'bad': z.testzip(), 'entries': {i.filename: hashlib.sha256(z.read(i)).hexdigest() for i in z.infolist()}}))
-`;
-
 /** The archive as unzip -t and Python read it: its entries' names and SHA-256. */
 async function readZip(t: { true: (v: boolean, m?: string) => void }, bytes: Buffer): Promise<Record<string, string>> {
   const path = join(dir, `${randomBytes(6).toString('hex')}.zip`);
   writeFileSync(path, bytes);
-  const unzip = await runCommand('unzip', ['-t', path]);
-  t.true(unzip.code === 0 && /No errors detected/.test(unzip.stdout), unzip.output);
-  const python = await runCommand('python3', ['-c', PY_LIST, path]);
-  if (python.code !== 0) throw new Error(python.output);
-  const read = JSON.parse(python.stdout) as { bad: string | null; entries: Record<string, string> };
-  t.true(read.bad === null, `zipfile found a bad entry: ${read.bad}`);
-  return read.entries;
+  const check = await checkZip(path);
+  t.true(check.unzipOk, check.unzipOutput);
+  t.true(check.bad === null, `zipfile found a bad entry: ${check.bad}`);
+  return check.entries;
 }
 
 const expected = (files: File[], folder = '') =>

@@ -75,6 +75,7 @@ export {
   parseHeader,
 } from './crypto/val1.ts';
 export type { DownloadedFile, DownloadParams, DownloadSink } from './download.ts';
+export type { ZipDownload, ZipDownloadParams } from './download-zip.ts';
 export {
   AuthenticationError,
   ConflictError,

@@ -262,6 +262,67 @@ function endRecords(plan: ZipPlan): Uint8Array {
   return w.bytes;
 }
 
+/**
+ * Writes a planned archive as its bytes are pushed: `start()` before each entry's content,
+ * `update(chunk)` with each chunk of it (passed on unchanged), `end()` after it, `finish()` once
+ * every entry has ended. For callers that receive content rather than pull it (a decrypting
+ * download loop, a browser stream); `zipChunks` pulls with it.
+ */
+export class ZipWriter {
+  readonly plan: ZipPlan;
+  readonly #crc: Crc32;
+  readonly #crcs: number[] = [];
+  #entry: ZipEntry | null = null;
+  #sum = 0;
+  #seen = 0;
+
+  constructor(plan: ZipPlan, crc: Crc32 = crc32) {
+    this.plan = plan;
+    this.#crc = crc;
+  }
+
+  /** The next entry's local header; the entry is `this.current`. */
+  start(): Uint8Array {
+    if (this.#entry) throw new Error(`${this.#entry.name} has not ended`);
+    const entry = this.plan.entries[this.#crcs.length];
+    if (!entry) throw new Error('every planned entry has been written');
+    this.#entry = entry;
+    this.#sum = 0;
+    this.#seen = 0;
+    return localHeader(entry);
+  }
+
+  get current(): ZipEntry | null {
+    return this.#entry;
+  }
+
+  update(chunk: Uint8Array): Uint8Array {
+    const entry = this.#entry;
+    if (!entry) throw new Error('no entry started');
+    this.#seen += chunk.length;
+    if (this.#seen > entry.size) throw new Error(`${entry.name} has more bytes than planned`);
+    this.#sum = this.#crc(chunk, this.#sum);
+    return chunk;
+  }
+
+  /** The entry's data descriptor, once exactly its planned bytes have gone by. */
+  end(): Uint8Array {
+    const entry = this.#entry;
+    if (!entry) throw new Error('no entry started');
+    if (this.#seen !== entry.size) throw new Error(`${entry.name} ended after ${this.#seen} of ${entry.size} bytes`);
+    this.#crcs.push(this.#sum);
+    this.#entry = null;
+    return dataDescriptor(entry, this.#sum);
+  }
+
+  /** The central directory (one piece per entry: never whole in memory) and the end records. */
+  *finish(): Generator<Uint8Array> {
+    if (this.#entry || this.#crcs.length !== this.plan.entries.length) throw new Error('entries are missing');
+    for (const [index, entry] of this.plan.entries.entries()) yield centralHeader(entry, this.#crcs[index] as number);
+    yield endRecords(this.plan);
+  }
+}
+
 /** The bytes of an entry, supplied in order, exactly `entry.size` of them. */
 export type EntryContent = (
   entry: ZipEntry,
@@ -279,23 +340,13 @@ export async function* zipChunks(
   content: EntryContent,
   crc: Crc32 = crc32,
 ): AsyncGenerator<Uint8Array, void, undefined> {
-  const crcs: number[] = [];
+  const writer = new ZipWriter(plan, crc);
   for (const [index, entry] of plan.entries.entries()) {
-    yield localHeader(entry);
-    let sum = 0;
-    let seen = 0;
+    yield writer.start();
     for await (const chunk of await content(entry, index)) {
-      if (chunk.length === 0) continue;
-      seen += chunk.length;
-      if (seen > entry.size) throw new Error(`${entry.name} has more bytes than planned`);
-      sum = crc(chunk, sum);
-      yield chunk;
+      if (chunk.length > 0) yield writer.update(chunk);
     }
-    if (seen !== entry.size) throw new Error(`${entry.name} ended after ${seen} of ${entry.size} bytes`);
-    crcs.push(sum);
-    yield dataDescriptor(entry, sum);
+    yield writer.end();
   }
-  // The central directory is written in pieces: an archive of many entries never needs it whole in memory.
-  for (const [index, entry] of plan.entries.entries()) yield centralHeader(entry, crcs[index] as number);
-  yield endRecords(plan);
+  yield* writer.finish();
 }

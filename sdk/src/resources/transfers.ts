@@ -1,5 +1,6 @@
 import type { RequestOptions } from '../client.ts';
 import { type DownloadParams, downloadShare } from '../download.ts';
+import { downloadShareZip, type ZipDownloadParams } from '../download-zip.ts';
 import type { PageRequest } from '../pagination.ts';
 import { resolveRoute } from '../routes.ts';
 import {
@@ -102,6 +103,14 @@ export class Transfers extends Resource {
   /** Finishes an interrupted `send`: asks each upload URL what it stored and sends the rest. */
   resume(session: SendSession, params: ResumeParams): Promise<SendResult> {
     return uploadAll(this.http, session, params, true);
+  }
+
+  /**
+   * Every file of a share link as one ZIP into `to`: the API's archive for a server-mode share, one
+   * built here from the decrypted files for an end-to-end one. One download counted either way.
+   */
+  downloadZip(shareUrl: string, params: ZipDownloadParams) {
+    return downloadShareZip(new Shares(this.http), shareUrl, params);
   }
 
   /** Downloads every file of a share link into `to`, decrypting e2e content with the link's `#k=` key. */
