@@ -10,8 +10,8 @@ import { type EntryContent, planZip, type ZipInput, type ZipPlan, zipChunks } fr
 export type { ZipInput, ZipPlan } from '../../sdk/src/zip.ts';
 export { planZip };
 
-/** A streamed archive: its exact length before the first byte, and the bytes. */
-export type ZipStream = { plan: ZipPlan; stream: Readable };
+/** A streamed archive: its exact length before the first byte, the bytes, and how many were produced. */
+export type ZipStream = { plan: ZipPlan; stream: Readable; produced: () => number };
 
 /**
  * `open(index)` is called once per entry, in order, when the archive reaches it; its stream must
@@ -24,7 +24,14 @@ export function zipStream(inputs: readonly ZipInput[], open: (index: number) => 
     current = await open(index);
     return current;
   };
-  const stream = Readable.from(zipChunks(plan, content, crc32), { objectMode: false, highWaterMark: 64 * 1024 });
+  let produced = 0;
+  async function* counted() {
+    for await (const chunk of zipChunks(plan, content, crc32)) {
+      produced += chunk.length;
+      yield chunk;
+    }
+  }
+  const stream = Readable.from(counted(), { objectMode: false, highWaterMark: 64 * 1024 });
   stream.once('close', () => current?.destroy());
-  return { plan, stream };
+  return { plan, stream, produced: () => produced };
 }

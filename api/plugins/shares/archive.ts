@@ -38,14 +38,10 @@ export const archiveRoute = defineRoute({
       throw error;
     }
     limitDuration(request, services.config.transfers.downloads);
-    let sent = 0;
-    target.archive.zip.stream.on('data', (chunk: Buffer) => {
-      sent += chunk.length;
-    });
     const res = request.raw.res;
     res.once('close', () =>
       target
-        .settle(sent, res.writableFinished)
+        .settle(target.archive.zip.produced(), res.writableFinished)
         .catch((error: Error) => request.log(['error', 'archives'], error.stack ?? error.message)),
     );
     return archiveResponse(h, target.archive);
