@@ -4,7 +4,7 @@ import { createRoute } from './create.ts';
 import { disableShareLinkRoute } from './disable-share-link.ts';
 import { getRoute } from './get.ts';
 import { listRoute } from './list.ts';
-import { pageFormRoute, pageRoute } from './page.ts';
+import { pageArchiveRoute, pageFormRoute, pageRoute } from './page.ts';
 import { removeRoute } from './remove.ts';
 import { removeTransferRoute } from './remove-transfer.ts';
 import { rotateShareLinkRoute } from './rotate-share-link.ts';
@@ -31,6 +31,7 @@ export const collectionsPlugin: Plugin<void> = {
       pageRoute,
       pageFormRoute,
       sharedArchiveLinkRoute,
+      pageArchiveRoute,
     ]);
   },
 };
