@@ -209,15 +209,15 @@ function centralHeader(e: ZipEntry, crc: number): Uint8Array {
   w.u16(e.dosTime);
   w.u16(e.dosDate);
   w.u32(crc);
-  w.u32(e.size >= U32 ? U32 : e.size);
-  w.u32(e.size >= U32 ? U32 : e.size);
+  w.u32(Math.min(e.size, U32));
+  w.u32(Math.min(e.size, U32));
   w.u16(e.nameBytes.length);
   w.u16(extra);
   w.u16(0); // comment
   w.u16(0); // disk
   w.u16(0); // internal attributes
   w.u32((0o100644 << 16) >>> 0); // a regular file, rw-r--r--
-  w.u32(e.offset >= U32 ? U32 : e.offset);
+  w.u32(Math.min(e.offset, U32));
   w.raw(e.nameBytes);
   if (extra) {
     w.u16(0x0001);
