@@ -1,5 +1,6 @@
 import { ConnectionError, ValiseError } from '../../sdk/src/index.ts';
 import { describeApiError, exitCodeFor } from './api-errors.ts';
+import { archive } from './commands/archive.ts';
 import { audit } from './commands/audit.ts';
 import { collections } from './commands/collections.ts';
 import { get } from './commands/get.ts';
@@ -39,6 +40,7 @@ const COMMANDS: Record<string, Command> = {
   recipients,
   intake,
   intakes: intake,
+  archive,
 };
 
 /** Runs one command line and returns the exit code (docs/cli.md, "Exit codes"). */

@@ -54,3 +54,23 @@ for (const mode of ['server', 'e2e'] as const) {
     t.is(again.code, 4, again.stderr);
   });
 }
+
+test('valise archive TRANSFER_ID: the owner’s ZIP of a server-mode transfer; an e2e one is refused', async (t) => {
+  const files = [content(300_000), content(1000)];
+  const sent = await send('owner-copy', files);
+  await valise.json(['get', sent.share_url, '--wait', '-o', join(valise.home, 'owner-wait')]);
+  const out = join(valise.home, 'owner-out');
+  await mkdir(out);
+  const got = await valise.json(['archive', sent.transfer.id, '-o', out]);
+  t.is(got.path, join(out, 'owner-copy.zip'));
+  const check = await checkZip(got.path);
+  t.true(check.unzipOk, check.unzipOutput);
+  t.deepEqual(check.entries, Object.fromEntries(files.map((bytes, i) => [`owner-copy-${i}.bin`, sha(bytes)])));
+  t.is((await valise.run(['archive', sent.transfer.id, '-o', got.path])).code, 4);
+  t.is((await valise.json(['archive', sent.transfer.id, '-o', got.path, '--force'])).path, got.path);
+
+  const sealed = await send('owner-sealed', [content(100)], ['--e2e']);
+  const refused = await valise.run(['archive', sealed.transfer.id, '-o', out]);
+  t.is(refused.code, 2, refused.stderr);
+  t.regex(refused.stderr, /end-to-end/);
+});
