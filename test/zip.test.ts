@@ -280,3 +280,25 @@ test('a shared collection downloads as one ZIP: a folder per transfer, open and 
   t.is(wrong.status, 403);
   t.is((await api.call('POST', '/v1/shared-collections/nosuchcode123/archive-link')).status, 404);
 });
+
+test('approval gates the share archive as it gates download links; the owner may fetch it meanwhile', async (t) => {
+  const files: File[] = [
+    { name: 'a.txt', bytes: content(1000) },
+    { name: 'b.txt', bytes: content(2000) },
+  ];
+  const created = await activeTransfer({ transfer_title: 'Needs approval', approval_required: true }, files);
+  const code = created.transfer.short_code;
+  const waiting = await api.call('POST', `/v1/shares/${code}/archive-link`);
+  t.is(waiting.status, 403);
+  t.is(waiting.body.error.reason, 'awaiting_approval');
+  const own = await getArchive(`${api.url}/v1/transfers/${created.transfer.id}/archive`, {
+    authorization: `Bearer ${key()}`,
+  });
+  t.is(own.status, 200);
+  t.deepEqual(await readZip(t, own.bytes), expected(files));
+  t.is(await downloadsOf(created.transfer.id), 0, "the owner's archive counts no download");
+  t.is((await call('POST', `/v1/transfers/${created.transfer.id}/approve`, { decision: 'approved' })).status, 200);
+  const approved = await api.call('POST', `/v1/shares/${code}/archive-link`);
+  t.is(approved.status, 200, approved.text);
+  t.deepEqual(await readZip(t, (await getArchive(approved.body.archive_url)).bytes), expected(files));
+});
