@@ -10,9 +10,8 @@ import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
 import { generateIntakeKeyPair } from '../sdk/src/crypto/intake-envelope.ts';
 import { createEncryptStream, generateKey, generateNoncePrefix } from '../sdk/src/crypto/val1.ts';
 import { type FileSource, type IntakeDocument, Valise } from '../sdk/src/index.ts';
-import { opensslSpeed } from './ceilings.ts';
-import { startChildApi } from './child-api.ts';
 import { runContext, writeResults } from './results.ts';
+import { opensslSpeed, startChildApi } from './streaming.ts';
 
 // Intake upload throughput through the SDK's `intakes.send` (what the CLI's
 // `valise intake submit` runs), in both modes: server (plaintext over the

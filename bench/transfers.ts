@@ -1,17 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { type IncomingMessage, request } from 'node:http';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { setTimeout as delay } from 'node:timers/promises';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Client } from '@temporalio/client';
 import { loadConfig } from '../lib/config.ts';
@@ -20,9 +9,30 @@ import { createDatabasePool } from '../lib/db/pool.ts';
 import { createObjectStore } from '../lib/storage/object-store.ts';
 import { connectTemporal } from '../lib/temporal.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
-import { opensslSpeed } from './ceilings.ts';
-import { startChildApi } from './child-api.ts';
 import { runContext, writeResults } from './results.ts';
+import {
+  type Api,
+  apiClient,
+  drain,
+  GiB,
+  generated,
+  getStream,
+  log,
+  MiB,
+  mib,
+  opensslSpeed,
+  putStream,
+  type Row,
+  RSS_INTERVAL_MS,
+  type RssReport,
+  round,
+  row,
+  sampled,
+  startChildApi,
+  timed,
+  waitUntilActive,
+  waitUntilGone,
+} from './streaming.ts';
 
 // Streaming throughput of a large transfer through Valise (upload, finalise +
 // scan, download) against a raw PUT and GET of the same bytes straight to
@@ -34,189 +44,14 @@ import { runContext, writeResults } from './results.ts';
 // execs node, so the child's pid is the API's) so its memory can be read from
 // /proc. A worker on TEMPORAL_TASK_QUEUE must be running: it scans the files.
 
-const MiB = 1024 * 1024;
-const GiB = 1024 * MiB;
 const SIZE = Number(process.env.BENCH_BYTES ?? GiB);
 const BIG_SIZE = Number(process.env.BENCH_BIG_BYTES ?? 5 * GiB);
 const WARMUP_SIZE = Number(process.env.BENCH_WARMUP_BYTES ?? 64 * MiB);
-const RSS_INTERVAL_MS = 100;
-const POLL_MS = 200;
-const SCAN_TIMEOUT_MS = 30 * 60_000;
-const CLEANUP_TIMEOUT_MS = 15 * 60_000;
 const RAW_PART_SIZE = 8 * MiB;
 const RAW_QUEUE_SIZE = 4;
 
-const BLOCK = randomBytes(MiB);
-
-const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
-const mbPerSecond = (bytes: number, seconds: number) => round(bytes / 1e6 / seconds, 1);
-const mib = (kib: number) => round(kib / 1024, 1);
-
-// --- data: generated on the fly, hashed on both ends --------------------------------------------------------------
-
-/** `size` bytes of one random 1 MiB block repeated, hashed as they are read. */
-function generated(size: number) {
-  const hash = createHash('sha256');
-  let produced = 0;
-  const stream = new Readable({
-    read() {
-      if (produced === size) {
-        this.push(null);
-        return;
-      }
-      const chunk = BLOCK.subarray(0, Math.min(BLOCK.length, size - produced));
-      produced += chunk.length;
-      hash.update(chunk);
-      this.push(chunk);
-    },
-  });
-  return { stream, sha256: () => hash.digest('hex') };
-}
-
-/** Reads a stream to its end; its length and SHA-256. */
-async function drain(stream: AsyncIterable<Buffer>) {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  for await (const chunk of stream) {
-    hash.update(chunk);
-    bytes += chunk.length;
-  }
-  return { bytes, sha256: hash.digest('hex') };
-}
-
-async function timed<T>(run: () => Promise<T>): Promise<{ value: T; seconds: number }> {
-  const start = performance.now();
-  const value = await run();
-  return { value, seconds: (performance.now() - start) / 1000 };
-}
-
-// --- HTTP ---------------------------------------------------------------------------------------------------------
-
-async function readText(response: IncomingMessage): Promise<string> {
-  let text = '';
-  for await (const chunk of response) text += chunk;
-  return text;
-}
-
-/** One streaming PUT with Content-Length; the JSON answer, which must be a 200. */
-async function putStream(url: string, body: Readable, size: number) {
-  const req = request(url, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
-  });
-  const [[response]] = await Promise.all([once(req, 'response') as Promise<[IncomingMessage]>, pipeline(body, req)]);
-  const text = await readText(response);
-  if (response.statusCode !== 200) throw new Error(`PUT answered ${response.statusCode}: ${text}`);
-  return JSON.parse(text);
-}
-
-/** A GET whose body is streamed; fails on anything but 200. */
-async function getStream(url: string): Promise<IncomingMessage> {
-  const req = request(url);
-  req.end();
-  const [response] = (await once(req, 'response')) as [IncomingMessage];
-  if (response.statusCode !== 200) throw new Error(`GET answered ${response.statusCode}: ${await readText(response)}`);
-  return response;
-}
-
-function apiClient(url: string, key: string) {
-  return async (method: string, path: string, body?: unknown): Promise<any> => {
-    const response = await fetch(url + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-    return text ? JSON.parse(text) : null;
-  };
-}
-type Api = ReturnType<typeof apiClient>;
-
-// --- the API's memory -------------------------------------------------------------------
-
-/** A `kB` field of /proc/<pid>/status (VmRSS, VmHWM), in KiB. */
-function procStatusKib(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!match?.[1]) throw new Error(`no ${field} in /proc/${pid}/status`);
-  return Number(match[1]);
-}
-
-type RssReport = {
-  phase: string;
-  baseline_kib: number;
-  peak_kib: number;
-  growth_kib: number;
-  /** The kernel's own peak (VmHWM) over the phase, which also catches what happens between samples. */
-  kernel_peak_kib: number | null;
-  samples: number;
-};
-
-/**
- * Times `run` while sampling the RSS of `pid` every 100 ms. The baseline is
- * read just before it starts; the kernel's high-water mark is reset then too
- * (writing 5 to clear_refs), so VmHWM afterwards is the peak of this phase.
- */
-async function sampled<T>(pid: number, phase: string, run: () => Promise<T>) {
-  const baseline = procStatusKib(pid, 'VmRSS');
-  let hwmReset = true;
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    hwmReset = false;
-  }
-  let peak = baseline;
-  let samples = 0;
-  const sample = () => {
-    peak = Math.max(peak, procStatusKib(pid, 'VmRSS'));
-    samples++;
-  };
-  const timer = setInterval(sample, RSS_INTERVAL_MS);
-  try {
-    const { value, seconds } = await timed(run);
-    sample();
-    const rss: RssReport = {
-      phase,
-      baseline_kib: baseline,
-      peak_kib: peak,
-      growth_kib: peak - baseline,
-      kernel_peak_kib: hwmReset ? procStatusKib(pid, 'VmHWM') : null,
-      samples,
-    };
-    return { value, seconds, rss };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-// --- the measurements ---------------------------------------------------------------------------------------------
-
-type Row = { measure: string; bytes: number; seconds: number; mb_per_s: number };
-
-const row = (measure: string, bytes: number, seconds: number): Row => ({
-  measure,
-  bytes,
-  seconds: round(seconds),
-  mb_per_s: mbPerSecond(bytes, seconds),
-});
-
 function checkSha256(what: string, actual: string | null | undefined, expected: string) {
   if (actual !== expected) throw new Error(`${what}: SHA-256 ${actual} differs from the uploaded ${expected}`);
-}
-
-async function waitUntilActive(api: Api, id: string) {
-  const deadline = Date.now() + SCAN_TIMEOUT_MS;
-  for (;;) {
-    const transfer = await api('GET', `/v1/transfers/${id}`);
-    if (transfer.status === 'active') return transfer;
-    if (transfer.status !== 'scanning') throw new Error(`transfer ${id} ended: ${transfer.status_reason}`);
-    if (Date.now() > deadline) throw new Error(`transfer ${id} not active after ${SCAN_TIMEOUT_MS / 1000} s`);
-    await delay(POLL_MS);
-  }
 }
 
 /**
@@ -275,22 +110,6 @@ function table(
         `| ${r.phase} | ${mib(r.baseline_kib)} | ${mib(r.peak_kib)} | ${mib(r.growth_kib)} | ${r.kernel_peak_kib === null ? 'n/a' : mib(r.kernel_peak_kib)} |`,
     ),
   ].join('\n');
-}
-
-/** Waits until nothing is left under `prefix`: revoked transfers' objects are deleted by their workflows. */
-async function waitUntilGone(s3: S3Client, bucket: string, prefix: string): Promise<void> {
-  const deadline = Date.now() + CLEANUP_TIMEOUT_MS;
-  for (;;) {
-    const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
-    const left = (listed.Contents ?? []).map((object) => object.Key);
-    if (left.length === 0) return;
-    if (Date.now() > deadline) {
-      log(`objects still in MinIO after ${CLEANUP_TIMEOUT_MS / 1000} s: ${left.join(', ')}`);
-      process.exitCode = 1;
-      return;
-    }
-    await delay(1000);
-  }
 }
 
 async function main() {

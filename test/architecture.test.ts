@@ -39,11 +39,18 @@ const MAY_IMPORT: Record<Layer, { values: Layer[]; typesOnly?: Layer[] }> = {
  */
 const STARTS_WORKFLOWS = new Set(['lib/temporal.ts', 'lib/events/dispatcher.ts', 'lib/rules/plan.ts']);
 
+/**
+ * Formats written once for the server and the browser: dependency-free modules of the SDK that
+ * lib/ imports as they are (the ZIP writer, docs/transfers.md "Download all as ZIP").
+ */
+const SHARED_WITH_SDK = new Set(['sdk/src/zip.ts']);
+
 function allowed(edge: ImportEdge): boolean {
   const rule = MAY_IMPORT[layerOf(edge.from)];
   const to = layerOf(edge.to);
   if (rule.values.includes(to)) return true;
   if (edge.typeOnly && rule.typesOnly?.includes(to)) return true;
+  if (to === 'sdk' && layerOf(edge.from) === 'lib' && SHARED_WITH_SDK.has(edge.to)) return true;
   return to === 'workflows' && STARTS_WORKFLOWS.has(edge.from);
 }
 

@@ -178,3 +178,20 @@ test('vaults: another workspace or environment gets 404 on every owner route, li
   const untouched = await api.call('GET', `/v1/coffres/${id}`, { key: acme.keys.live });
   t.like(untouched.body, { name: 'Acme room', member_count: 1, item_count: 1 });
 });
+
+test("a transfer's archive: other workspaces and environments get 404", async (t) => {
+  const transfer = await api.call('POST', '/v1/transfers', {
+    key: acme.keys.live,
+    body: { files: [{ name: 'a', size: 1 }] },
+  });
+  t.is(transfer.status, 201);
+  for (const key of [globex.keys.live, acme.keys.test, acme.keys.sandbox]) {
+    const response = await api.call('GET', `/v1/transfers/${transfer.body.transfer.id}/archive`, { key });
+    t.is(response.status, 404, response.text);
+    t.is(response.body.error.code, 'not_found');
+  }
+  // Its own workspace: there, but not downloadable before its upload (403 uploading).
+  const own = await api.call('GET', `/v1/transfers/${transfer.body.transfer.id}/archive`, { key: acme.keys.live });
+  t.is(own.status, 403);
+  t.is(own.body.error.reason, 'uploading');
+});

@@ -2,6 +2,7 @@ import { formatBytes, messageOf } from '/assets/format.js';
 import { clickDownload, saveStream } from '/assets/save-stream.js';
 import { fileKey, linkKeyFrom } from '/assets/sdk/crypto/link-key.js';
 import { createDecryptStream, DEFAULT_SEGMENT_SIZE, decryptedSize } from '/assets/sdk/crypto/val1.js';
+import { planZip, ZipWriter } from '/assets/sdk/zip.js';
 
 // The recipient page's script (the HTML comes from api/plugins/shares/page.ts).
 // Behind a password the page names no file: "Unlock" sends the password to
@@ -9,7 +10,10 @@ import { createDecryptStream, DEFAULT_SEGMENT_SIZE, decryptedSize } from '/asset
 // returns. A download asks for links with the JSON API (one counted download
 // per click), then lets the browser download server-mode files, or fetches e2e
 // blobs and decrypts them here with the key from the link's fragment, which is
-// read from location.hash and never sent anywhere.
+// read from location.hash and never sent anywhere. "Download all" saves one
+// ZIP: the server's archive link in server mode; in e2e mode the files are
+// decrypted here one after the other into a ZIP built here with the same
+// writer (sdk/src/zip.ts), streamed to disk.
 
 const form = document.getElementById('share-form');
 const problem = document.getElementById('problem');
@@ -131,7 +135,7 @@ function showFiles(view) {
   if (field) field.hidden = true;
   form.dataset.locked = 'false';
   if (downloadAll && view.files.length > 1) {
-    downloadAll.textContent = `Download all (${formatBytes(total)})`;
+    downloadAll.textContent = `Download all as ZIP (${formatBytes(total)})`;
     downloadAll.hidden = false;
   }
 }
@@ -185,17 +189,97 @@ async function decryptAndSave(file, link, fileCount) {
   return method;
 }
 
-async function download(fileId) {
+function showStarted(detail) {
+  progress.hidden = false;
+  progressBar.value = 1;
+  progressLabel.textContent = 'Download started';
+  progressDetail.textContent = detail;
+}
+
+/** The bytes of every e2e file, decrypted in turn, as one ZIP stream of `plan.size` bytes. */
+function zipOfDecrypted(links, files, plan) {
+  const zip = new ZipWriter(plan);
+  let index = 0;
+  let reader = null;
+  let done = 0;
+  return new ReadableStream({
+    async pull(controller) {
+      if (!reader) {
+        const link = links[index];
+        if (!link) {
+          for (const bytes of zip.finish()) controller.enqueue(bytes);
+          controller.close();
+          return;
+        }
+        const file = files[index];
+        const response = await fetch(link.download_url, { credentials: 'omit', referrerPolicy: 'no-referrer' });
+        if (!response.ok || !response.body) {
+          const answer = await response.json().catch(() => null);
+          throw new Error(answer?.error?.message ?? `The download failed (${response.status}).`);
+        }
+        const key = await fileKey(linkKey, link.file_id, files.length);
+        reader = response.body.pipeThrough(createDecryptStream({ key, blobSize: file.size })).getReader();
+        progressLabel.textContent = `Decrypting ${link.name}…`;
+        controller.enqueue(zip.start());
+      }
+      const { value, done: ended } = await reader.read();
+      if (ended) {
+        controller.enqueue(zip.end());
+        reader = null;
+        index++;
+        return;
+      }
+      done += value.byteLength;
+      progressBar.value = plan.size > 0 ? done / plan.size : 1;
+      progressDetail.textContent = `${formatBytes(done)} of ${formatBytes(plan.size)}`;
+      controller.enqueue(zip.update(value));
+    },
+    cancel(reason) {
+      return reader?.cancel(reason);
+    },
+  });
+}
+
+/** "Download all": one ZIP, made by the server (server mode) or here (e2e). One counted download. */
+async function downloadAllFiles() {
+  const title = document.getElementById('share-title')?.textContent || 'Files shared with you';
+  if (!e2e) {
+    const link = await post('archive-link', passwordBody());
+    clickDownload(link.archive_url, link.filename);
+    showStarted(`Your browser is saving ${link.filename} (${formatBytes(link.size)}).`);
+    return;
+  }
+  const links = await unlock(null);
+  const files = links.files.map((link) => {
+    const row = document.querySelector(`[data-file-id="${link.file_id}"]`);
+    return { size: Number(row?.dataset.size), plainSize: Number(row?.dataset.plainSize) };
+  });
+  const plan = planZip(links.files.map((link, i) => ({ name: link.name, size: files[i].plainSize })));
+  const name = `${title.replace(/[/\\]/g, '_')}.zip`;
+  progress.hidden = false;
+  progressBar.value = 0;
+  await saveStream(zipOfDecrypted(links.files, files, plan), {
+    name,
+    size: plan.size,
+    onMethod: (how) => {
+      memoryNote.hidden = how !== 'memory';
+      document.body.dataset.saveMethod = how;
+    },
+  });
+  progressBar.value = 1;
+  progressLabel.textContent = 'Done';
+  progressDetail.textContent = `${name}: ${links.files.length} files decrypted and saved (${formatBytes(plan.size)}).`;
+}
+
+async function download(fileId, { zip = false } = {}) {
   clearProblem();
   setBusy(true);
   try {
+    if (zip) return await downloadAllFiles();
     const links = await unlock(fileId);
     if (!e2e) {
       for (const link of links.files) clickDownload(link.download_url, link.name);
-      progress.hidden = false;
-      progressBar.value = 1;
-      progressLabel.textContent = 'Download started';
-      progressDetail.textContent = 'Your browser is saving the file.';
+      showStarted('Your browser is saving the file.');
       return;
     }
     const fileCount = document.querySelectorAll('.file').length;
@@ -226,7 +310,7 @@ if (form && form.dataset.available === 'true') {
   setBusy(false);
   if (downloadAll) {
     downloadAll.hidden = locked() || document.querySelectorAll('.file').length < 2;
-    downloadAll.addEventListener('click', () => download(null));
+    downloadAll.addEventListener('click', () => download(null, { zip: true }));
   }
   form.addEventListener('submit', (event) => {
     // A page unlocked by the form itself (sent before this script ran) carries the server's proof

@@ -7,11 +7,14 @@ const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
 /** A well-formed resource id: a uuid, or a prefixed id such as an intake's `in_…`. */
 const RESOURCE_ID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[a-z]{2,8}_[0-9a-z]{20,40})$/i;
 
-/** Every authenticated mutating request leaves an audit entry, successful or not. */
+/**
+ * Every authenticated mutating request leaves an audit entry, successful or not, and so does a
+ * read that declares its `audit` (one that takes content away, such as a transfer's archive).
+ */
 export async function auditRequest(request: Request, status: number, body: unknown, errorCode: string | null) {
   const caller = request.auth.credentials?.app?.caller;
-  if (!caller || !MUTATING.has(request.method)) return;
   const settings = routeSettings(request).audit;
+  if (!caller || (!MUTATING.has(request.method) && !settings)) return;
   const params = request.params as Record<string, string | undefined>;
   const bodyId = body && typeof body === 'object' && 'id' in body ? String((body as { id: unknown }).id) : null;
   const { services } = request.server.app;

@@ -10,8 +10,10 @@ Transfers
                           --title TEXT --e2e --approval --limit-rate 10M
   resume [TRANSFER_ID]  Finish an interrupted send (--list shows them)
   get SHARE_URL         Download a share link's files  -o DIR --force --password PASSWORD --wait
+                          --zip: all of them as one ZIP (-o FILE.zip or DIR)
   ls                    List transfers  --status S --search TEXT --limit N --all
   show TRANSFER_ID      Show a transfer and its files
+  archive TRANSFER_ID   Download your transfer as one ZIP  -o FILE.zip|DIR --force
   rm TRANSFER_ID        Revoke a transfer
   approve TRANSFER_ID   Approve a transfer  --reject --note TEXT
   collections create|ls|show|add|remove|rotate-link|disable-link|rm   Collections of transfers

@@ -1,5 +1,6 @@
 import { ConnectionError, ValiseError } from '../../sdk/src/index.ts';
 import { describeApiError, exitCodeFor } from './api-errors.ts';
+import { archive } from './commands/archive.ts';
 import { audit } from './commands/audit.ts';
 import { coffre } from './commands/coffre.ts';
 import { collections } from './commands/collections.ts';
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, Command> = {
   intakes: intake,
   coffre,
   coffres: coffre,
+  archive,
 };
 
 /** Runs one command line and returns the exit code (docs/cli.md, "Exit codes"). */

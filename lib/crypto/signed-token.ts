@@ -10,7 +10,8 @@ export type TokenPurpose =
   | 'unlock'
   | 'intake-download'
   | 'coffre-invitation'
-  | 'coffre-download';
+  | 'coffre-download'
+  | 'archive';
 
 export function signToken(key: Buffer, purpose: TokenPurpose, data: Record<string, string>, expiresAt: Date): string {
   const body = Buffer.from(JSON.stringify({ p: purpose, e: Math.floor(expiresAt.getTime() / 1000), d: data })).toString(

@@ -72,3 +72,23 @@ async function recordResponse(
     );
   });
 }
+
+/**
+ * Through a personal link, an archive (lib/zip/archives.ts) delivers every file of its grant at
+ * once: called when its response has sent the whole archive, never for an archive cut short,
+ * which does not resume.
+ */
+export function countArchiveDelivery(
+  services: Services,
+  transfer: DownloadTarget['transfer'],
+  files: readonly DownloadTarget['file'][],
+  grantId: string,
+  linkId: string,
+): () => Promise<void> {
+  return async () => {
+    for (const file of files) {
+      const target = { transfer, file, grantId, expiresAt: new Date(), personalLinkId: linkId };
+      await recordResponse(services, target, linkId, { start: 0, bytes: file.size, finished: true });
+    }
+  };
+}

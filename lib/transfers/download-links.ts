@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { pipeline, type Readable, Transform } from 'node:stream';
 import { signToken, verifyToken } from '../crypto/signed-token.ts';
 import { createEventQueries } from '../db/queries/events.ts';
-import { createRecipientQueries } from '../db/queries/recipients.ts';
+import { createRecipientQueries, type PersonalLink } from '../db/queries/recipients.ts';
 import { createShareQueries } from '../db/queries/shares.ts';
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
 import { DomainError } from '../errors.ts';
@@ -35,6 +35,51 @@ export async function issueDownloadLinks(
   input: DownloadLinksInput,
   requester: Requester,
 ) {
+  const {
+    transfer,
+    files: wanted,
+    personal,
+    grant,
+    totalDownloads,
+  } = await grantDownload(services, shortCode, input, requester);
+  const seconds = services.config.transfers.downloadLinkSeconds;
+  const expiresAt = new Date(Date.now() + seconds * 1000);
+  const personalData: Record<string, string> = personal ? { r: personal.id } : {};
+  return {
+    object: 'download_links' as const,
+    total_downloads: totalDownloads,
+    files: wanted.map((file) => ({
+      file_id: file.id,
+      name: file.name,
+      size: file.size,
+      download_url: `${services.config.api.publicBaseUrl}/v1/downloads/${signToken(services.keys.links, 'download', { f: file.id, t: transfer.id, g: grant, ...personalData }, expiresAt)}`,
+      download_expires_in: seconds,
+    })),
+  };
+}
+
+/** One counted download of a shared transfer: what issueDownloadLinks and archive links are made from. */
+export type Grant = {
+  transfer: TransferRow;
+  /** The files the grant serves: all of them, or the one `file_id` named. */
+  files: readonly FileRow[];
+  personal: PersonalLink | null;
+  grant: string;
+  totalDownloads: number;
+};
+
+/**
+ * Checks the link's state and password, counts one download atomically against max_downloads,
+ * records it (events, the recipient's grant for a personal link) and names the grant. `refuse`
+ * runs before anything is counted, for callers that cannot serve this transfer at all.
+ */
+export async function grantDownload(
+  services: Services,
+  shortCode: string,
+  input: DownloadLinksInput,
+  requester: Requester,
+  options: { grant?: string; refuse?: (transfer: TransferRow) => void } = {},
+): Promise<Grant> {
   const { transfer, files, personal } = await findShared(services, shortCode);
   const blocked = blockedReason(transfer);
   if (blocked) throw blockedError(blocked);
@@ -42,8 +87,9 @@ export async function issueDownloadLinks(
   if (!unlockedBy(services, transfer, input.unlock)) await checkPassword(services, transfer, input.password, requester);
   const wanted = input.file_id ? files.filter((f) => f.id === input.file_id) : files;
   if (wanted.length === 0) throw new DomainError('not_found', 'No such file in this transfer.', { param: 'file_id' });
+  options.refuse?.(transfer);
 
-  const grant = randomUUID();
+  const grant = options.grant ?? randomUUID();
   const counted = await services.db.transaction(async (tx) => {
     const queries = createTransferQueries(tx);
     const row = await queries.countDownload(transfer.id);
@@ -68,21 +114,7 @@ export async function issueDownloadLinks(
     throw blockedError(
       blockedReason((await createTransferQueries(services.db).findById(transfer.id)) ?? transfer) ?? 'limit_reached',
     );
-
-  const seconds = services.config.transfers.downloadLinkSeconds;
-  const expiresAt = new Date(Date.now() + seconds * 1000);
-  const personalData: Record<string, string> = personal ? { r: personal.id } : {};
-  return {
-    object: 'download_links' as const,
-    total_downloads: counted.total_downloads,
-    files: wanted.map((file) => ({
-      file_id: file.id,
-      name: file.name,
-      size: file.size,
-      download_url: `${services.config.api.publicBaseUrl}/v1/downloads/${signToken(services.keys.links, 'download', { f: file.id, t: transfer.id, g: grant, ...personalData }, expiresAt)}`,
-      download_expires_in: seconds,
-    })),
-  };
+  return { transfer, files: wanted, personal, grant, totalDownloads: counted.total_downloads };
 }
 
 /** Bytes `start` to `end` (inclusive) of a file. */

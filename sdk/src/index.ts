@@ -78,6 +78,7 @@ export {
   parseHeader,
 } from './crypto/val1.ts';
 export type { DownloadedFile, DownloadParams, DownloadSink } from './download.ts';
+export type { ZipDownload, ZipDownloadParams } from './download-zip.ts';
 export {
   AuthenticationError,
   ConflictError,
@@ -119,3 +120,14 @@ export {
   type WebhookHeaders,
   WebhookVerificationError,
 } from './webhooks-verify.ts';
+export {
+  type Crc32,
+  crc32,
+  type EntryContent,
+  planZip,
+  safeName,
+  type ZipEntry,
+  type ZipInput,
+  type ZipPlan,
+  zipChunks,
+} from './zip.ts';

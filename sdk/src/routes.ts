@@ -113,6 +113,10 @@ export const ROUTES = {
   'coffres.memberDownloadLink': 'POST /v1/coffre-access/{token}/items/{itemId}/download-link',
   'coffres.memberUpload': 'POST /v1/coffre-access/{token}/items',
   'coffres.openDownload': 'GET /v1/coffre-downloads/{token}',
+  'transfers.archive': 'GET /v1/transfers/{id}/archive',
+  'shares.archiveLink': 'POST /v1/shares/{code}/archive-link',
+  'shares.openArchive': 'GET /v1/archives/{token}',
+  'collections.sharedArchiveLink': 'POST /v1/shared-collections/{code}/archive-link',
 } as const satisfies Record<string, DocumentedOperation>;
 
 export type RouteName = keyof typeof ROUTES;

@@ -139,3 +139,6 @@ export type CoffreMemberView = ResponseOf<'/v1/coffre-access/{token}', 'get'>;
 export type CoffreVisibleItems = ResponseOf<'/v1/coffre-access/{token}/items', 'get'>;
 export type CoffreDownloadLink = ResponseOf<'/v1/coffre-access/{token}/items/{itemId}/download-link', 'post'>;
 export type CoffreAccessLevel = CoffreMember['access'];
+/** A link that streams every file of a share (or a collection) as one ZIP: `shares.openArchive`. */
+export type ArchiveLink = ResponseOf<'/v1/shares/{code}/archive-link', 'post'>;
+export type CollectionArchiveLinkParams = NonNullable<BodyOf<'/v1/shared-collections/{code}/archive-link', 'post'>>;

@@ -4,10 +4,11 @@ import { createRoute } from './create.ts';
 import { disableShareLinkRoute } from './disable-share-link.ts';
 import { getRoute } from './get.ts';
 import { listRoute } from './list.ts';
-import { pageFormRoute, pageRoute } from './page.ts';
+import { pageArchiveRoute, pageFormRoute, pageRoute } from './page.ts';
 import { removeRoute } from './remove.ts';
 import { removeTransferRoute } from './remove-transfer.ts';
 import { rotateShareLinkRoute } from './rotate-share-link.ts';
+import { sharedArchiveLinkRoute } from './shared-archive-link.ts';
 import { sharedLinksRoute } from './shared-download-links.ts';
 import { sharedViewRoute } from './shared-view.ts';
 import { updateRoute } from './update.ts';
@@ -29,6 +30,8 @@ export const collectionsPlugin: Plugin<void> = {
       sharedLinksRoute,
       pageRoute,
       pageFormRoute,
+      sharedArchiveLinkRoute,
+      pageArchiveRoute,
     ]);
   },
 };

@@ -11,6 +11,7 @@ import {
 } from '../../../lib/collections/shared.ts';
 import { DomainError } from '../../../lib/errors.ts';
 import { formatBytes } from '../../../lib/format.ts';
+import { issueCollectionArchiveLink } from '../../../lib/zip/archives.ts';
 import { clientIp } from '../../client-ip.ts';
 import { answerTo } from '../../errors.ts';
 import { defineRoute } from '../../route.ts';
@@ -95,11 +96,45 @@ export const pageFormRoute = defineRoute({
   },
 });
 
+export const pageArchiveRoute = defineRoute({
+  method: 'POST',
+  path: '/c/{code}/archive',
+  options: {
+    auth: false,
+    description: 'Shared collection page form: every open transfer as one ZIP',
+    tags: ['collections'],
+    payload: { allow: ['application/x-www-form-urlencoded'] },
+    validate: { params: shareCodeParams },
+  },
+  handler: async (request, h) => {
+    const { services } = request.server.app;
+    const { code } = request.params;
+    await findSharedCollection(services, code);
+    try {
+      const requester = { ip: clientIp(request, services.config), userAgent: headerOf(request, 'user-agent') ?? null };
+      const link = await issueCollectionArchiveLink(services, code, {}, requester);
+      return h.redirect(link.archive_url).code(303);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      const { status, headers } = answerTo(error);
+      if (status >= 500) throw error;
+      const response = html(request, h, await render(request, code, null, error.message)).code(status);
+      for (const [name, value] of Object.entries(headers)) response.header(name, value);
+      return response;
+    }
+  },
+});
+
 function html(request: AnyRequest, h: ResponseToolkit, body: string) {
   return secureHtml(h.response(body), request.server.app.services.config.api.publicBaseUrl);
 }
 
-async function render(request: AnyRequest, code: string, outcome: Outcome | null): Promise<string> {
+async function render(
+  request: AnyRequest,
+  code: string,
+  outcome: Outcome | null,
+  archiveProblem: string | null = null,
+): Promise<string> {
   const { services } = request.server.app;
   const collection = await findSharedCollection(services, code);
   const items = (await downloadableTransfers(services, collection)).map(presentSharedItem);
@@ -109,8 +144,21 @@ async function render(request: AnyRequest, code: string, outcome: Outcome | null
     : '<p class="notice" role="status">Nothing here can be downloaded right now.</p>';
   return shell(
     `${collection.title} · Valise`,
-    `<h1 id="collection-title">${escapeHtml(collection.title)}</h1>\n${description}\n${list}`,
+    `<h1 id="collection-title">${escapeHtml(collection.title)}</h1>\n${description}\n${archiveForm(code, items, archiveProblem)}\n${list}`,
   );
+}
+
+/** "Download all as ZIP": the open transfers in one archive, a folder each (docs/collections.md). */
+function archiveForm(code: string, items: SharedCollectionItem[], problem: string | null): string {
+  const open = items.filter((item) => item.access === 'open');
+  if (open.length === 0) return '';
+  const files = open.flatMap((item) => item.files ?? []);
+  const size = files.reduce((sum, f) => sum + f.size, 0);
+  const left = items.length > open.length;
+  return `<form method="post" action="/c/${escapeHtml(code)}/archive" class="archive">
+<button type="submit" id="download-all" class="primary">Download all as ZIP (${files.length} ${files.length === 1 ? 'file' : 'files'}, ${escapeHtml(formatBytes(size))})</button>
+${left ? '<p class="help">Transfers behind a password or end-to-end encrypted are not in it: download them below.</p>' : ''}
+${problem ? `<p class="notice notice-error" role="alert">${escapeHtml(problem)}</p>` : ''}</form>`;
 }
 
 function transferBox(code: string, item: SharedCollectionItem, outcome: Outcome | null): string {

@@ -1,9 +1,11 @@
+import type { ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 import { verifyToken } from '../../../lib/crypto/signed-token.ts';
 import { DomainError } from '../../../lib/errors.ts';
 import { countDelivery } from '../../../lib/recipients/deliveries.ts';
 import type { DownloadRefusal } from '../../../lib/transfers/download-gate.ts';
 import { type ByteRange, type Download, openDownload, resolveDownload } from '../../../lib/transfers/download-links.ts';
+import type { Archive } from '../../../lib/zip/archives.ts';
 import { clientIp } from '../../client-ip.ts';
 import { parseRangeHeader } from '../../http/ranges.ts';
 import { defineRoute } from '../../route.ts';
@@ -46,7 +48,7 @@ const endings = new WeakMap<AnyRequest, () => void>();
  */
 export function holdDownloadSlot(
   request: AnyRequest,
-  subject: { id: string; kind: 'transfer' | 'intake' | 'vault' },
+  subject: { id: string; kind: 'transfer' | 'intake' | 'vault' | 'collection' },
 ): void {
   const { services } = request.server.app;
   const slot = services.downloads.gate.enter(clientIp(request, services.config), subject.id);
@@ -150,10 +152,27 @@ export function headersOf(download: Omit<Download, 'content'>): Record<string, s
 }
 
 /** Content-Disposition for any file name: an ASCII fallback plus the exact UTF-8 name (RFC 6266 / 8187). */
-function contentDisposition(name: string): string {
+export function contentDisposition(name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_') || 'download';
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
+
+/**
+ * The response that streams an archive (lib/zip/archives.ts): its exact length known ahead, so
+ * browsers show progress; no Range (an archive is made as it is sent, not stored).
+ */
+export function archiveResponse(h: ResponseToolkit, archive: Archive) {
+  const response = h.response(archive.zip.stream).code(200).compressed('identity');
+  const headers = {
+    'Content-Type': 'application/zip',
+    'Content-Disposition': contentDisposition(archive.filename),
+    'Content-Length': String(archive.zip.plan.size),
+    'Cache-Control': 'private, no-store',
+    ...DOWNLOAD_SAFETY_HEADERS,
+  };
+  for (const [name, value] of Object.entries(headers)) response.header(name, value);
+  return response;
 }
 
 /**

@@ -215,7 +215,7 @@ ${button}</li>`;
     .join('\n');
   const all =
     shared.available && (locked || files.length > 1)
-      ? `<button type="button" id="download-all" class="primary" hidden>Download all${locked ? '' : ` (${escapeHtml(formatBytes(total))})`}</button>`
+      ? `<button type="button" id="download-all" class="primary" hidden>Download all as ZIP${locked ? '' : ` (${escapeHtml(formatBytes(total))})`}</button>`
       : '';
   const e2eNote = e2e
     ? `<p class="help" id="e2e-note">End-to-end encrypted: the key is in the link you opened and never reaches the server. Your browser decrypts the files.</p>

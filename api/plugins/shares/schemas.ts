@@ -66,3 +66,18 @@ export const downloadLinks = Joi.object({
     )
     .required(),
 }).label('DownloadLinks');
+
+export const archiveLink = Joi.object({
+  object: Joi.string().valid('archive_link').required(),
+  archive_url: Joi.string()
+    .uri()
+    .required()
+    .description('GET it to stream the ZIP: valid `archive_expires_in` seconds'),
+  archive_expires_in: Joi.number().integer().min(1).required(),
+  size: Joi.number().integer().min(0).required().description("The archive's exact length in bytes"),
+  filename: Joi.string().required(),
+  total_downloads: Joi.number()
+    .integer()
+    .min(1)
+    .description("The transfer's downloads, this one included (absent for a collection's archive)"),
+}).label('ArchiveLink');

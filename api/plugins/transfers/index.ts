@@ -1,5 +1,6 @@
 import type { Plugin } from '@hapi/hapi';
 import { approveRoute } from './approve.ts';
+import { archiveRoute } from './archive.ts';
 import { createRoute } from './create.ts';
 import { deleteFolderRoute, putFolderRoute } from './folder.ts';
 import { getRoute } from './get.ts';
@@ -9,6 +10,15 @@ import { revokeRoute } from './revoke.ts';
 export const transfersPlugin: Plugin<void> = {
   name: 'valise-transfers',
   register(server) {
-    server.route([createRoute, listRoute, getRoute, revokeRoute, approveRoute, putFolderRoute, deleteFolderRoute]);
+    server.route([
+      createRoute,
+      listRoute,
+      getRoute,
+      revokeRoute,
+      approveRoute,
+      putFolderRoute,
+      deleteFolderRoute,
+      archiveRoute,
+    ]);
   },
 };

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type BlockedReason,
@@ -7,7 +8,7 @@ import {
   type SharedTransfer,
   Valise,
 } from '../../../sdk/src/index.ts';
-import { toDirectory } from '../../../sdk/src/node.ts';
+import { safeFileName, toDirectory, toFile } from '../../../sdk/src/node.ts';
 import { expectPositionals, parseCommand, positiveInteger } from '../args.ts';
 import type { Context } from '../context.ts';
 import { CliError, UsageError } from '../exit-codes.ts';
@@ -15,7 +16,8 @@ import { note, printJson, printLine } from '../output.ts';
 import { Progress } from '../progress.ts';
 import { passwordFrom } from '../prompt.ts';
 
-const USAGE = 'valise get SHARE_URL [-o DIR] [--force] [--password PASSWORD|-] [--wait] [--wait-timeout SECONDS]';
+const USAGE =
+  'valise get SHARE_URL [-o DIR] [--zip [-o FILE.zip|DIR]] [--force] [--password PASSWORD|-] [--wait] [--wait-timeout SECONDS]';
 
 /** States a transfer leaves by itself: --wait waits them out. */
 const TRANSIENT: ReadonlySet<string> = new Set<BlockedReason>(['uploading', 'scanning']);
@@ -34,6 +36,7 @@ export async function get(argv: string[], ctx: Context): Promise<void> {
       password: { type: 'string' },
       wait: { type: 'boolean' },
       'wait-timeout': { type: 'string' },
+      zip: { type: 'boolean' },
     },
     USAGE,
   );
@@ -53,6 +56,8 @@ export async function get(argv: string[], ctx: Context): Promise<void> {
     }
   }
   const password = await passwordFrom(values.password);
+  if (values.zip)
+    return getZip(valise, shareUrl, { output: values.output, force: values.force ?? false, password }, ctx);
   // Behind a password the share names no file until it is unlocked.
   if (shared.files === null) shared = await valise.shares.unlock(link.code, password === undefined ? {} : { password });
   const shownFiles = shared.files ?? [];
@@ -79,6 +84,48 @@ export async function get(argv: string[], ctx: Context): Promise<void> {
   if (ctx.json) return printJson({ object: 'download', transfer: result.transfer, directory, files });
   note(progress.summary('Received'));
   for (const file of files) printLine(file.path);
+}
+
+/**
+ * `--zip`: every file as one archive, `-o` naming the file (or a directory for `<title>.zip`,
+ * default here). The API streams it for a server-mode share; an end-to-end one is decrypted and
+ * archived here. An existing file is never replaced without --force.
+ */
+async function getZip(
+  valise: Valise,
+  shareUrl: string,
+  options: { output: string | undefined; force: boolean; password: string | undefined },
+  ctx: Context,
+): Promise<void> {
+  const output = resolve(options.output ?? '.');
+  let path = output;
+  let progress: Progress | undefined;
+  const result = await valise.transfers.downloadZip(shareUrl, {
+    password: options.password,
+    to: async (filename) => {
+      const isDirectory = await stat(output).then(
+        (found) => found.isDirectory(),
+        () => false,
+      );
+      path = isDirectory ? join(output, safeFileName(filename)) : output;
+      return toFile(path, { overwrite: options.force })({
+        id: 'archive',
+        name: filename,
+        size: 0,
+        mime_type: '',
+        sha256: null,
+      });
+    },
+    onProgress: ({ bytes, size }) => {
+      progress ??= new Progress([{ name: 'archive', size }]);
+      progress.update(0, bytes, bytes);
+    },
+  });
+  progress ??= new Progress([{ name: 'archive', size: result.size }]);
+  progress.fileDone(0);
+  if (ctx.json) return printJson({ object: 'archive_download', path, built_by: result.builtBy, size: result.size });
+  note(progress.summary('Received'));
+  printLine(path);
 }
 
 function parseShareUrl(text: string): { origin: string; code: string } {

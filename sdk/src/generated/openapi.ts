@@ -287,6 +287,15 @@ export interface Paths {
       scope: 'api_keys:manage';
     };
   };
+  '/v1/archives/{token}': {
+    /** Download every file of a share as one ZIP */
+    get: {
+      path: {
+        token: string;
+      };
+      response: unknown;
+    };
+  };
   '/v1/audit': {
     /** Query the audit log */
     get: {
@@ -2412,6 +2421,28 @@ export interface Paths {
       };
     };
   };
+  '/v1/shared-collections/{code}/archive-link': {
+    /** Get one link that downloads a shared collection as a ZIP */
+    post: {
+      path: {
+        code: string;
+      };
+      body: {
+        passwords?: { [key: string]: string };
+      } | null;
+      response: {
+        object: 'archive_link';
+        /** GET it to stream the ZIP: valid `archive_expires_in` seconds */
+        archive_url: string;
+        archive_expires_in: number;
+        /** The archive's exact length in bytes */
+        size: number;
+        filename: string;
+        /** The transfer's downloads, this one included (absent for a collection's archive) */
+        total_downloads?: number;
+      };
+    };
+  };
   '/v1/shared-collections/{code}/download-links': {
     /** Download links for one transfer of a shared collection */
     post: {
@@ -2475,6 +2506,28 @@ export interface Paths {
           mime_type: string;
           sha256: string | null;
         }> | null;
+      };
+    };
+  };
+  '/v1/shares/{code}/archive-link': {
+    /** Get one link that downloads every file of a shared transfer as a ZIP */
+    post: {
+      path: {
+        code: string;
+      };
+      body: {
+        password?: string;
+      } | null;
+      response: {
+        object: 'archive_link';
+        /** GET it to stream the ZIP: valid `archive_expires_in` seconds */
+        archive_url: string;
+        archive_expires_in: number;
+        /** The archive's exact length in bytes */
+        size: number;
+        filename: string;
+        /** The transfer's downloads, this one included (absent for a collection's archive) */
+        total_downloads?: number;
       };
     };
   };
@@ -2911,6 +2964,16 @@ export interface Paths {
       scope: 'transfers:manage';
     };
   };
+  '/v1/transfers/{id}/archive': {
+    /** Download every file of a transfer as one ZIP */
+    get: {
+      path: {
+        id: string;
+      };
+      response: unknown;
+      scope: 'transfers:read';
+    };
+  };
   '/v1/transfers/{id}/folder': {
     /** File a transfer into a folder */
     put: {
@@ -3294,6 +3357,7 @@ export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/webhooks',
   'GET /v1/api-keys',
   'GET /v1/api-keys/{id}',
+  'GET /v1/archives/{token}',
   'GET /v1/audit',
   'GET /v1/coffre-access/{token}',
   'GET /v1/coffre-access/{token}/items',
@@ -3326,6 +3390,7 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/shares/{code}',
   'GET /v1/transfers',
   'GET /v1/transfers/{id}',
+  'GET /v1/transfers/{id}/archive',
   'GET /v1/transfers/{id}/recipients',
   'GET /v1/uploads/{token}',
   'GET /v1/webhooks',
@@ -3358,7 +3423,9 @@ export const DOCUMENTED_OPERATIONS = [
   'POST /v1/intakes/{id}/submissions',
   'POST /v1/recipients',
   'POST /v1/rules',
+  'POST /v1/shared-collections/{code}/archive-link',
   'POST /v1/shared-collections/{code}/download-links',
+  'POST /v1/shares/{code}/archive-link',
   'POST /v1/shares/{code}/download-links',
   'POST /v1/shares/{code}/unlock',
   'POST /v1/transfers',

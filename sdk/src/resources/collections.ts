@@ -2,7 +2,9 @@ import type { RequestOptions } from '../client.ts';
 import type { PageRequest } from '../pagination.ts';
 import type {
   AddCollectionTransfersParams,
+  ArchiveLink,
   Collection,
+  CollectionArchiveLinkParams,
   CollectionDownloadLinksParams,
   CollectionSummary,
   CreateCollectionParams,
@@ -77,5 +79,18 @@ export class Collections extends Resource {
       options,
       authenticate: false,
     });
+  }
+
+  /**
+   * Public: one link that streams the collection as a ZIP, a folder per transfer: the open ones and
+   * those whose password is in `passwords` (by transfer id), each counted as one download. Open it
+   * with `shares.openArchive`.
+   */
+  sharedArchiveLink(
+    code: string,
+    params: CollectionArchiveLinkParams = {},
+    options?: RequestOptions,
+  ): Promise<ArchiveLink> {
+    return this.call('collections.sharedArchiveLink', { params: { code }, body: params, options, authenticate: false });
   }
 }

@@ -1,5 +1,5 @@
 import type { RequestOptions } from '../client.ts';
-import type { DownloadLinks, DownloadLinksParams, SharedTransfer, UnlockShareParams } from '../types.ts';
+import type { ArchiveLink, DownloadLinks, DownloadLinksParams, SharedTransfer, UnlockShareParams } from '../types.ts';
 import { Resource } from './resource.ts';
 
 /** Public share routes: no API key needed, the short code is the capability. */
@@ -29,5 +29,18 @@ export class Shares extends Resource {
   /** The response of a download link, body unread (a stream). `range` is a `Range` header value. */
   openDownload(downloadUrl: string, options: RequestOptions & { range?: string } = {}): Promise<Response> {
     return this.fetchLink(downloadUrl, options);
+  }
+
+  /**
+   * Counts one download, as `downloadLinks` does, and returns one link that streams every file as
+   * a ZIP (server-mode transfers; an end-to-end one is refused with `end_to_end`).
+   */
+  archiveLink(shortCode: string, params: UnlockShareParams = {}, options?: RequestOptions): Promise<ArchiveLink> {
+    return this.call('shares.archiveLink', { params: { code: shortCode }, body: params, options, authenticate: false });
+  }
+
+  /** The response of an archive link, body unread: the ZIP as a stream, its length in `content-length`. */
+  openArchive(archiveUrl: string, options: RequestOptions = {}): Promise<Response> {
+    return this.fetchLink(archiveUrl, options);
   }
 }

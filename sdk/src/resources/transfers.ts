@@ -1,6 +1,8 @@
 import type { RequestOptions } from '../client.ts';
 import { type DownloadParams, downloadShare } from '../download.ts';
+import { downloadShareZip, type ZipDownloadParams } from '../download-zip.ts';
 import type { PageRequest } from '../pagination.ts';
+import { resolveRoute } from '../routes.ts';
 import {
   checkProgressParams,
   type PrepareParams,
@@ -56,6 +58,22 @@ export class Transfers extends Resource {
     return this.call('transfers.removeFolder', { params: { id }, options });
   }
 
+  /**
+   * The transfer's files as one ZIP, streamed (body unread; its length in `content-length`).
+   * Server-mode transfers: an end-to-end one is refused with `end_to_end` (build its archive from
+   * the decrypted files, e.g. with `zipChunks`). Counts no download; recorded in the audit log.
+   */
+  archive(id: string, options: RequestOptions = {}): Promise<Response> {
+    const { method, path } = resolveRoute('transfers.archive', { id });
+    return this.http.send({
+      ...options,
+      method,
+      path,
+      headers: { accept: 'application/zip, application/json' },
+      timeoutMs: options.timeoutMs ?? this.http.transferTimeoutMs,
+    });
+  }
+
   /** Who the transfer was sent to: each address with its personal link and the downloads completed through it. */
   recipients(id: string, options?: RequestOptions): PageRequest<TransferRecipient> {
     return this.paged('transfers.recipients', { params: { id }, options });
@@ -85,6 +103,14 @@ export class Transfers extends Resource {
   /** Finishes an interrupted `send`: asks each upload URL what it stored and sends the rest. */
   resume(session: SendSession, params: ResumeParams): Promise<SendResult> {
     return uploadAll(this.http, session, params, true);
+  }
+
+  /**
+   * Every file of a share link as one ZIP into `to`: the API's archive for a server-mode share, one
+   * built here from the decrypted files for an end-to-end one. One download counted either way.
+   */
+  downloadZip(shareUrl: string, params: ZipDownloadParams) {
+    return downloadShareZip(new Shares(this.http), shareUrl, params);
   }
 
   /** Downloads every file of a share link into `to`, decrypting e2e content with the link's `#k=` key. */

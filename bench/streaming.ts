@@ -1,0 +1,278 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { type IncomingMessage, request } from 'node:http';
+import { basename, dirname, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { freePort } from '../test/helpers/ports.ts';
+
+// What the streaming benchmarks share (bench/transfers.ts, bench/zip.ts): bytes generated and
+// hashed on the fly, streaming HTTP, the API as a child process whose RSS is sampled from /proc,
+// and the AES-256-GCM ceiling from `openssl speed`.
+
+export const MiB = 1024 * 1024;
+export const GiB = 1024 * MiB;
+export const RSS_INTERVAL_MS = 100;
+const POLL_MS = 200;
+const SCAN_TIMEOUT_MS = 30 * 60_000;
+const CLEANUP_TIMEOUT_MS = 15 * 60_000;
+const HUGE = '1000000000';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const BLOCK = randomBytes(MiB);
+
+export const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+export const mbPerSecond = (bytes: number, seconds: number) => round(bytes / 1e6 / seconds, 1);
+export const mib = (kib: number) => round(kib / 1024, 1);
+// --- data: generated on the fly, hashed on both ends --------------------------------------------------------------
+
+/** `size` bytes of one random 1 MiB block repeated, hashed as they are read. */
+export function generated(size: number) {
+  const hash = createHash('sha256');
+  let produced = 0;
+  const stream = new Readable({
+    read() {
+      if (produced === size) {
+        this.push(null);
+        return;
+      }
+      const chunk = BLOCK.subarray(0, Math.min(BLOCK.length, size - produced));
+      produced += chunk.length;
+      hash.update(chunk);
+      this.push(chunk);
+    },
+  });
+  return { stream, sha256: () => hash.digest('hex') };
+}
+
+/** Reads a stream to its end; its length and SHA-256. */
+export async function drain(stream: AsyncIterable<Buffer>) {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of stream) {
+    hash.update(chunk);
+    bytes += chunk.length;
+  }
+  return { bytes, sha256: hash.digest('hex') };
+}
+
+export async function timed<T>(run: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const start = performance.now();
+  const value = await run();
+  return { value, seconds: (performance.now() - start) / 1000 };
+}
+
+// --- HTTP ---------------------------------------------------------------------------------------------------------
+
+export async function readText(response: IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const chunk of response) text += chunk;
+  return text;
+}
+
+/** One streaming PUT with Content-Length; the JSON answer, which must be a 200. */
+export async function putStream(url: string, body: Readable, size: number) {
+  const req = request(url, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
+  });
+  const [[response]] = await Promise.all([once(req, 'response') as Promise<[IncomingMessage]>, pipeline(body, req)]);
+  const text = await readText(response);
+  if (response.statusCode !== 200) throw new Error(`PUT answered ${response.statusCode}: ${text}`);
+  return JSON.parse(text);
+}
+
+/** A GET whose body is streamed; fails on anything but 200. */
+export async function getStream(url: string): Promise<IncomingMessage> {
+  const req = request(url);
+  req.end();
+  const [response] = (await once(req, 'response')) as [IncomingMessage];
+  if (response.statusCode !== 200) throw new Error(`GET answered ${response.statusCode}: ${await readText(response)}`);
+  return response;
+}
+
+export function apiClient(url: string, key: string) {
+  return async (method: string, path: string, body?: unknown): Promise<any> => {
+    const response = await fetch(url + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+}
+export type Api = ReturnType<typeof apiClient>;
+
+// --- the API as a child process, and its memory -------------------------------------------------------------------
+
+export async function startChildApi() {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn('sh', ['scripts/node.sh', 'api/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      API_HOST: '127.0.0.1',
+      API_PORT: String(port),
+      PUBLIC_BASE_URL: url,
+      RATE_LIMIT_READ: HUGE,
+      RATE_LIMIT_WRITE: HUGE,
+      RATE_LIMIT_EXPENSIVE: HUGE,
+      RATE_LIMIT_PUBLIC: HUGE,
+    },
+    // The API's output goes to stderr with the bench's progress; stdout is the tables.
+    stdio: ['ignore', 2, 2],
+  });
+  const exited = once(child, 'exit');
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the API exited (${child.exitCode})`);
+    const up = await fetch(`${url}/v1/welcome`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (up) break;
+    if (Date.now() > deadline) throw new Error('the API did not answer within 60 s');
+    await delay(250);
+  }
+  const pid = child.pid;
+  // `sh` execs node: the child's pid must now be node running api/main.ts, not a shell around it.
+  const exe = pid === undefined ? '' : basename(readlinkSync(`/proc/${pid}/exe`));
+  const cmdline = pid === undefined ? '' : readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  if (pid === undefined || exe !== 'node' || !cmdline.includes('api/main.ts')) {
+    child.kill('SIGKILL');
+    throw new Error(`pid ${pid} is not the API's node process (${exe}: ${cmdline})`);
+  }
+  return { url, pid, cmdline: cmdline.trim(), stop: () => stopChild(child, exited) };
+}
+
+export async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timeout = delay(15_000).then(() => 'timeout');
+  if ((await Promise.race([exited, timeout])) === 'timeout') {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+/** A `kB` field of /proc/<pid>/status (VmRSS, VmHWM), in KiB. */
+export function procStatusKib(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match?.[1]) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Number(match[1]);
+}
+
+export type RssReport = {
+  phase: string;
+  baseline_kib: number;
+  peak_kib: number;
+  growth_kib: number;
+  /** The kernel's own peak (VmHWM) over the phase, which also catches what happens between samples. */
+  kernel_peak_kib: number | null;
+  samples: number;
+};
+
+/**
+ * Times `run` while sampling the RSS of `pid` every 100 ms. The baseline is
+ * read just before it starts; the kernel's high-water mark is reset then too
+ * (writing 5 to clear_refs), so VmHWM afterwards is the peak of this phase.
+ */
+export async function sampled<T>(pid: number, phase: string, run: () => Promise<T>) {
+  const baseline = procStatusKib(pid, 'VmRSS');
+  let hwmReset = true;
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    hwmReset = false;
+  }
+  let peak = baseline;
+  let samples = 0;
+  const sample = () => {
+    peak = Math.max(peak, procStatusKib(pid, 'VmRSS'));
+    samples++;
+  };
+  const timer = setInterval(sample, RSS_INTERVAL_MS);
+  try {
+    const { value, seconds } = await timed(run);
+    sample();
+    const rss: RssReport = {
+      phase,
+      baseline_kib: baseline,
+      peak_kib: peak,
+      growth_kib: peak - baseline,
+      kernel_peak_kib: hwmReset ? procStatusKib(pid, 'VmHWM') : null,
+      samples,
+    };
+    return { value, seconds, rss };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+// --- the measurements ---------------------------------------------------------------------------------------------
+
+export async function opensslSpeed() {
+  const args = ['speed', '-evp', 'aes-256-gcm', '-seconds', '3'];
+  const { stdout } = await promisify(execFile)('openssl', args);
+  // "type  16 bytes  64 bytes … 16384 bytes" then "AES-256-GCM  40079.27k … 4226727.94k" (1000s of bytes/s).
+  const lines = stdout.split('\n');
+  const header = lines.find((line) => line.startsWith('type'));
+  const values = lines.find((line) => /^aes-256-gcm\s/i.test(line));
+  if (!header || !values) throw new Error(`cannot parse openssl speed:\n${stdout}`);
+  const sizes = [...header.matchAll(/(\d+) bytes/g)].map((m) => Number(m[1]));
+  const rates = [...values.matchAll(/([\d.]+)k/g)].map((m) => Number(m[1]));
+  const column = sizes.includes(16384) ? sizes.indexOf(16384) : sizes.length - 1;
+  const rate = rates[column];
+  const blockBytes = sizes[column];
+  if (rate === undefined || blockBytes === undefined) throw new Error(`cannot parse openssl speed:\n${stdout}`);
+  return { command: `openssl ${args.join(' ')}`, block_bytes: blockBytes, mb_per_s: round(rate / 1000, 1) };
+}
+
+export type Row = { measure: string; bytes: number; seconds: number; mb_per_s: number };
+
+export const row = (measure: string, bytes: number, seconds: number): Row => ({
+  measure,
+  bytes,
+  seconds: round(seconds),
+  mb_per_s: mbPerSecond(bytes, seconds),
+});
+
+export async function waitUntilActive(api: Api, id: string) {
+  const deadline = Date.now() + SCAN_TIMEOUT_MS;
+  for (;;) {
+    const transfer = await api('GET', `/v1/transfers/${id}`);
+    if (transfer.status === 'active') return transfer;
+    if (transfer.status !== 'scanning') throw new Error(`transfer ${id} ended: ${transfer.status_reason}`);
+    if (Date.now() > deadline) throw new Error(`transfer ${id} not active after ${SCAN_TIMEOUT_MS / 1000} s`);
+    await delay(POLL_MS);
+  }
+}
+
+/** Waits until nothing is left under `prefix`: revoked transfers' objects are deleted by their workflows. */
+export async function waitUntilGone(s3: S3Client, bucket: string, prefix: string): Promise<void> {
+  const deadline = Date.now() + CLEANUP_TIMEOUT_MS;
+  for (;;) {
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+    const left = (listed.Contents ?? []).map((object) => object.Key);
+    if (left.length === 0) return;
+    if (Date.now() > deadline) {
+      log(`objects still in MinIO after ${CLEANUP_TIMEOUT_MS / 1000} s: ${left.join(', ')}`);
+      process.exitCode = 1;
+      return;
+    }
+    await delay(1000);
+  }
+}
