@@ -6,7 +6,6 @@ import type { DownloadSink } from './download.ts';
 import { FileExistsError, InvalidArgumentError } from './errors.ts';
 import { localFileSource } from './local-files.ts';
 import type { FileSource } from './sources.ts';
-import type { SharedFile } from './types.ts';
 
 // Node-only helpers, kept out of the main entry so a browser bundle never
 // pulls in node:fs. Files are streamed both ways: memory stays flat whatever
