@@ -1,3 +1,7 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import test from 'ava';
 import { createEventQueries } from '../lib/db/queries/events.ts';
@@ -6,6 +10,7 @@ import { type ApiResponse, eventually, startApi, type TestApi, type TestWorkspac
 import { uniqueAddress, waitForMail } from './helpers/mail.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
 import { content, fetchBytes, put } from './helpers/transfers.ts';
+import { checkZip } from './helpers/zip.ts';
 
 // Vaults end to end (docs/coffres.md): the owner's routes, members invited by
 // mail reaching the vault through their signed link with exactly the access
@@ -24,7 +29,9 @@ test.before(async () => {
   other = await api.workspace('Vaults elsewhere');
   receiver = await startReceiver();
 });
+const zipDir = mkdtempSync(join(tmpdir(), 'valise-coffre-zip-'));
 test.after.always(async () => {
+  rmSync(zipDir, { recursive: true, force: true });
   await receiver?.close();
   await api?.close();
 });
@@ -423,4 +430,89 @@ test("another workspace's key and another environment's key get 404 on every own
   t.is(still.body.name, 'Deal room');
   t.is(still.body.member_count, 1);
   t.is(still.body.item_count, 1);
+});
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** Saves a ZIP answer and reads it as unzip and Python's zipfile do. */
+async function zipOf(response: { status: number; bytes: Buffer; headers: Headers }, name: string) {
+  const path = join(zipDir, name);
+  writeFileSync(path, response.bytes);
+  return checkZip(path);
+}
+
+test('a member downloads a selection or the whole vault as one ZIP; the owner too; each item is logged', async (t) => {
+  const coffre = await newCoffre({ name: 'Closing binder' });
+  const files = {
+    'term-sheet.pdf': content(300_000, MARKER),
+    'cap table.xlsx': content(70_000, MARKER),
+    'Zoë’s notes.txt': content(1_000, MARKER),
+  };
+  const items: Record<string, string> = {};
+  for (const [name, bytes] of Object.entries(files)) items[name] = (await ownerItem(coffre.id, name, bytes)).id;
+  const reader = await invite(coffre.id, 'download');
+  const viewer = await invite(coffre.id, 'view');
+
+  const chosen = [items['term-sheet.pdf'], items['Zoë’s notes.txt']];
+  const link = await ok(visit('POST', `/v1/coffre-access/${reader.token}/archive-link`, { item_ids: chosen }), 200);
+  t.is(link.body.object, 'archive_link');
+  t.is(link.body.filename, 'Closing binder.zip');
+  const selection = await fetchBytes(link.body.archive_url);
+  t.is(selection.status, 200);
+  t.is(selection.headers.get('content-type'), 'application/zip');
+  t.is(Number(selection.headers.get('content-length')), link.body.size);
+  const selected = await zipOf(selection, 'selection.zip');
+  t.true(selected.unzipOk, selected.unzipOutput);
+  t.deepEqual(selected.entries, {
+    'term-sheet.pdf': sha256(files['term-sheet.pdf']),
+    'Zoë’s notes.txt': sha256(files['Zoë’s notes.txt']),
+  });
+
+  const whole = await ok(visit('POST', `/v1/coffre-access/${reader.token}/archive-link`), 200);
+  const all = await zipOf(await fetchBytes(whole.body.archive_url), 'whole.zip');
+  t.true(all.unzipOk, all.unzipOutput);
+  t.deepEqual(all.entries, Object.fromEntries(Object.entries(files).map(([name, bytes]) => [name, sha256(bytes)])));
+
+  const ownerArchive = async (query: string) => {
+    const response = await fetch(`${api.url}/v1/coffres/${coffre.id}/archive${query}`, {
+      headers: { authorization: `Bearer ${key()}` },
+    });
+    return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
+  };
+  const one = await ownerArchive(`?item_ids=${items['cap table.xlsx']}`);
+  t.is(one.status, 200);
+  t.deepEqual((await zipOf(one, 'owner-one.zip')).entries, { 'cap table.xlsx': sha256(files['cap table.xlsx']) });
+  const ownerAll = await zipOf(await ownerArchive(''), 'owner-all.zip');
+  t.true(ownerAll.unzipOk, ownerAll.unzipOutput);
+  t.deepEqual(ownerAll.entries, all.entries);
+
+  // Each archived item is in the access log as downloaded, by whom it was.
+  const log = await ok(call('GET', `/v1/coffres/${coffre.id}/access-log?limit=100`), 200);
+  const downloads = log.body.data.filter((entry: { action: string }) => entry.action === 'downloaded');
+  t.is(downloads.filter((entry: { actor: string }) => entry.actor === reader.email).length, 2 + 3);
+  t.is(downloads.filter((entry: { actor_type: string }) => entry.actor_type === 'api_key').length, 1 + 3);
+  const audit = await ok(call('GET', '/v1/audit?action=coffre.archive_download'), 200);
+  t.is(audit.body.data[0]?.resource_id, coffre.id);
+
+  // View access cannot; a name outside the vault is refused by name; the link dies with the access.
+  const refused = await visit('POST', `/v1/coffre-access/${viewer.token}/archive-link`);
+  t.is(refused.status, 403);
+  t.is(refused.body.error.code, 'forbidden');
+  const stranger = await visit('POST', `/v1/coffre-access/${reader.token}/archive-link`, {
+    item_ids: [`cofi_${'0'.repeat(32)}`],
+  });
+  t.is(stranger.status, 404);
+  t.is(stranger.body.error.param, 'item_ids');
+  const elsewhere = await newCoffre({ name: 'Another room' });
+  const foreign = await ownerItem(elsewhere.id, 'foreign.pdf', content(10));
+  const crossing = await visit('POST', `/v1/coffre-access/${reader.token}/archive-link`, { item_ids: [foreign.id] });
+  t.is(crossing.status, 404, "another vault's item is not this member's to download");
+  t.is((await api.call('GET', `/v1/coffres/${coffre.id}/archive?item_ids=${foreign.id}`, { key: key() })).status, 404);
+  const malformed = await visit('POST', `/v1/coffre-access/${reader.token}/archive-link`, { item_ids: ['x'] });
+  t.is(malformed.status, 400);
+  t.is(malformed.body.error.param, 'item_ids.0');
+  const pending = await ok(visit('POST', `/v1/coffre-access/${reader.token}/archive-link`), 200);
+  await ok(call('DELETE', `/v1/coffres/${coffre.id}/members/${reader.id}`), 200);
+  const revoked = await fetchBytes(pending.body.archive_url);
+  t.is(revoked.status, 403);
 });

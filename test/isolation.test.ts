@@ -166,6 +166,8 @@ test('vaults: another workspace or environment gets 404 on every owner route, li
       await api.call('GET', `/v1/coffres/${id}/items/${itemId}`, { key }),
       await api.call('DELETE', `/v1/coffres/${id}/items/${itemId}`, { key }),
       await api.call('GET', `/v1/coffres/${id}/access-log`, { key }),
+      await api.call('GET', `/v1/coffres/${id}/archive`, { key }),
+      await api.call('GET', `/v1/coffres/${id}/archive?item_ids=${itemId}`, { key }),
       await api.call('DELETE', `/v1/coffres/${id}`, { key }),
     ];
     for (const response of attempts) {

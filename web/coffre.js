@@ -41,6 +41,16 @@ function itemRow(item, canDownload) {
   const size = document.createElement('span');
   size.className = 'file-size';
   size.textContent = formatBytes(item.size);
+  if (canDownload) {
+    // Ticked rows make the selection "Download as ZIP" takes; none ticked, it takes them all.
+    const pick = document.createElement('input');
+    pick.type = 'checkbox';
+    pick.className = 'pick';
+    pick.value = item.id;
+    pick.setAttribute('aria-label', `Select ${item.name}`);
+    pick.addEventListener('change', labelArchiveButton);
+    row.append(pick, ' ');
+  }
   row.append(name, ' ', size);
   if (canDownload) {
     const button = document.createElement('button');
@@ -67,6 +77,28 @@ async function download(item, button) {
   }
 }
 
+const picked = () => [...document.querySelectorAll('#items input.pick:checked')].map((box) => box.value);
+
+function labelArchiveButton() {
+  const count = picked().length;
+  $('archive-button').textContent = count === 0 ? 'Download all as ZIP' : `Download ${count} selected as ZIP`;
+}
+
+/** One ZIP of the ticked items (all of them when none is), built and streamed by the server. */
+async function downloadArchive() {
+  const button = $('archive-button');
+  button.disabled = true;
+  try {
+    const chosen = picked();
+    const link = await api('POST', '/archive-link', chosen.length > 0 ? { item_ids: chosen } : undefined);
+    clickDownload(link.archive_url, link.filename);
+  } catch (error) {
+    showProblem(messageOf(error));
+  } finally {
+    button.disabled = false;
+  }
+}
+
 function render(view) {
   $('coffre-name').textContent = view.coffre.name;
   document.title = `${view.coffre.name} · Valise`;
@@ -79,6 +111,8 @@ function render(view) {
   const list = $('items');
   list.replaceChildren(...view.items.map((item) => itemRow(item, view.member.can_download)));
   $('empty').hidden = view.items.length > 0;
+  $('archive-bar').hidden = !view.member.can_download || view.items.length < 2;
+  labelArchiveButton();
   $('upload-form').hidden = !view.member.can_upload;
 }
 
@@ -93,6 +127,8 @@ async function load() {
     main.setAttribute('aria-busy', 'false');
   }
 }
+
+$('archive-button').addEventListener('click', downloadArchive);
 
 $('upload-form').addEventListener('submit', async (event) => {
   event.preventDefault();

@@ -31,6 +31,7 @@ Vaults (data rooms)
   coffre invite COFFRE_ID EMAIL --access view|download|upload   Mail a member their link
   coffre members|revoke              Members; a revoked member's link stops working
   coffre put COFFRE_ID FILE…         Add files  (\`items\`, \`get COFFRE_ID ITEM_ID -o DIR\`)
+  coffre zip COFFRE_ID [ITEM_ID…]    Items (or all) as one ZIP  (-o FILE.zip|DIR)
   coffre log COFFRE_ID               Who opened, downloaded or added what
 
 Account

@@ -17,7 +17,7 @@ import { coffreGone } from './service.ts';
 
 /** Access levels are cumulative: `upload` may download, `download` may list. */
 const RANK: Record<CoffreAccessLevel, number> = { view: 0, download: 1, upload: 2 };
-const allows = (member: MemberRow, wanted: CoffreAccessLevel) => RANK[member.access] >= RANK[wanted];
+export const allows = (member: MemberRow, wanted: CoffreAccessLevel) => RANK[member.access] >= RANK[wanted];
 
 export type Visit = { coffre: CoffreRow; member: MemberRow };
 
@@ -60,7 +60,7 @@ function sameNonce(a: string, b: string): boolean {
   return constantTimeEqual(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
-function need(visit: Visit, wanted: CoffreAccessLevel) {
+export function need(visit: Visit, wanted: CoffreAccessLevel) {
   if (!allows(visit.member, wanted)) {
     throw new DomainError(
       'forbidden',
@@ -96,7 +96,7 @@ function presentVisibleItem(item: ItemRow) {
   };
 }
 
-async function visibleItems(services: Services, visit: Visit) {
+export async function visibleItems(services: Services, visit: Visit) {
   return createCoffreQueries(services.db).itemsOf(visit.coffre.id, ['available']);
 }
 

@@ -11,6 +11,7 @@ export type TokenPurpose =
   | 'intake-download'
   | 'coffre-invitation'
   | 'coffre-download'
+  | 'coffre-archive'
   | 'archive';
 
 export function signToken(key: Buffer, purpose: TokenPurpose, data: Record<string, string>, expiresAt: Date): string {

@@ -21,7 +21,7 @@ import { planZip, type ZipStream, zipStream } from './stream.ts';
 // content: end-to-end files are opened by the browser, which builds their
 // archive itself (web/share.js with the same writer, sdk/src/zip.ts).
 
-/** One file of an archive, from whatever holds it (a transfer today, a vault selection next). */
+/** One file of an archive, from whatever holds it (a transfer's file, a vault item: lib/coffres/archive.ts). */
 export type ArchiveEntry = { name: string; size: number; modified: Date; open: () => Promise<Readable> };
 
 /** An archive ready to stream: its file name, its exact length and its bytes. */
@@ -35,7 +35,8 @@ const downloadDeps = (services: Services): ContentDeps => ({
   objects: services.downloads.objects,
 });
 
-const archiveName = (title: string) => `${title.replace(/[/\\]/g, '_').trim() || 'download'}.zip`;
+/** The archive's file name: its title, made safe for a download's name. */
+export const archiveName = (title: string) => `${title.replace(/[/\\]/g, '_').trim() || 'download'}.zip`;
 
 /** Streams `entries` as one ZIP, opening each file only when its turn comes. */
 export function openArchive(title: string, entries: readonly ArchiveEntry[]): Archive {

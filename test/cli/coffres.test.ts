@@ -5,6 +5,7 @@ import test from 'ava';
 import { eventually, startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
 import { uniqueAddress } from '../helpers/mail.ts';
 import { content } from '../helpers/transfers.ts';
+import { checkZip } from '../helpers/zip.ts';
 import { cli } from './cli-harness.ts';
 
 // `valise coffre …` through the real binary against the real API (docs/cli.md).
@@ -46,6 +47,11 @@ test('coffre create, put, items, get, invite, members, log, revoke and rm', asyn
   const out = join(work, 'out');
   const got = await valise.json(['coffre', 'get', id, itemId, '-o', out]);
   t.true((await readFile(got.path)).equals(bytes), 'byte-identical');
+  const zipped = await valise.json(['coffre', 'zip', id, itemId, '-o', join(work, 'binder.zip')]);
+  t.is(zipped.path, join(work, 'binder.zip'));
+  const check = await checkZip(zipped.path);
+  t.true(check.unzipOk, check.unzipOutput);
+  t.deepEqual(Object.keys(check.entries), ['term-sheet.pdf']);
 
   const email = uniqueAddress('cli-member');
   const invited = await valise.run(['coffre', 'invite', id, email, '--access', 'download', '--link-valid', '48h']);

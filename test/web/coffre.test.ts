@@ -1,7 +1,12 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import type { Page } from 'playwright-core';
 import { eventually } from '../helpers/api.ts';
 import { content, put } from '../helpers/transfers.ts';
+import { checkZip } from '../helpers/zip.ts';
 import { downloadBytes, screenshot, webSession } from './browser.ts';
 
 // The vault page at an invitation link, driven in Chromium: a member with
@@ -69,6 +74,29 @@ test('a member with download access opens the invitation, sees the items and dow
   const received = await downloadBytes(page, () => page.getByRole('button', { name: 'Download minutes.pdf' }).click());
   t.true(received.equals(minutes));
   t.false(await page.getByLabel('Add a file').isVisible(), 'no upload without upload access');
+
+  // One ZIP of the ticked items, then of them all, built by the server and checked as unzip does.
+  const dir = await mkdtemp(join(tmpdir(), 'valise-coffre-page-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+  const zipEntries = async (bytes: Buffer, name: string) => {
+    await writeFile(join(dir, name), bytes);
+    const check = await checkZip(join(dir, name));
+    t.true(check.unzipOk, check.unzipOutput);
+    return check.entries;
+  };
+  await page.getByLabel('Select budget.xlsx').check();
+  await screenshot(page, 'coffre-zip-selection');
+  const selection = await downloadBytes(page, () =>
+    page.getByRole('button', { name: 'Download 1 selected as ZIP' }).click(),
+  );
+  t.deepEqual(await zipEntries(selection, 'selection.zip'), { 'budget.xlsx': sha256(budget) });
+  await page.getByLabel('Select budget.xlsx').uncheck();
+  const whole = await downloadBytes(page, () => page.getByRole('button', { name: 'Download all as ZIP' }).click());
+  t.deepEqual(await zipEntries(whole, 'whole.zip'), {
+    'minutes.pdf': sha256(minutes),
+    'budget.xlsx': sha256(budget),
+  });
   await page.close();
 
   const log = await call('GET', `/v1/coffres/${coffre.id}/access-log`);
@@ -87,6 +115,7 @@ test('a view-only member sees the items and no download button', async (t) => {
   await page.getByText('secret-plan.pdf').waitFor();
   t.true(await page.getByText(/you can see the files/).isVisible());
   t.is(await page.getByRole('button', { name: /Download/ }).count(), 0);
+  t.is(await page.getByRole('checkbox').count(), 0, 'nothing to select for an archive');
   await screenshot(page, 'coffre-view-only');
   await page.close();
 });

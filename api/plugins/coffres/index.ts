@@ -1,9 +1,12 @@
 import type { Plugin } from '@hapi/hapi';
+import { accessArchiveLinkRoute } from './access-archive-link.ts';
 import { accessDownloadLinkRoute } from './access-download-link.ts';
 import { accessItemsRoute } from './access-items.ts';
 import { accessLogRoute } from './access-log.ts';
 import { accessUploadRoute } from './access-upload.ts';
 import { accessViewRoute } from './access-view.ts';
+import { archiveRoute } from './archive.ts';
+import { archiveDownloadRoute } from './archive-download.ts';
 import { createRoute } from './create.ts';
 import { downloadRoute } from './download.ts';
 import { getRoute } from './get.ts';
@@ -40,11 +43,14 @@ export const coffresPlugin: Plugin<void> = {
       itemsGetRoute,
       itemsRemoveRoute,
       accessLogRoute,
+      archiveRoute,
       accessViewRoute,
       accessItemsRoute,
       accessDownloadLinkRoute,
       accessUploadRoute,
+      accessArchiveLinkRoute,
       downloadRoute,
+      archiveDownloadRoute,
       pageRoute,
     ]);
   },

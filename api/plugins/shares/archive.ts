@@ -3,8 +3,8 @@ import { openArchiveLink } from '../../../lib/zip/archives.ts';
 import { defineRoute } from '../../route.ts';
 import { archiveResponse, endOfDownload, holdDownloadSlot, limitDuration } from './download.ts';
 
-/** An archive link's token: its list of transfers makes it longer than a file's. */
-const archiveTokenParams = Joi.object<{ token: string }>({
+/** An archive link's token: its list of transfers (or vault items) makes it longer than a file's. */
+export const archiveTokenParams = Joi.object<{ token: string }>({
   token: Joi.string()
     .max(8192)
     .pattern(/^[\w-]+\.[\w-]+$/, 'token')

@@ -21,15 +21,28 @@ export async function archive(argv: string[], ctx: Context): Promise<void> {
   );
   const [id = ''] = expectPositionals(positionals, ['TRANSFER_ID'], USAGE);
   const response = await ctx.client().transfers.archive(id);
+  await saveArchive(ctx, response, { id, output: values.output, force: values.force });
+}
+
+/**
+ * Writes an archive response to `output` (a file, or a directory for the name the server gave;
+ * default here), with progress, and prints where it went.
+ */
+export async function saveArchive(
+  ctx: Context,
+  response: Response,
+  target: { id: string; output?: string | undefined; force?: boolean | undefined },
+): Promise<void> {
+  const { id } = target;
   const size = Number(response.headers.get('content-length') ?? 0);
   const filename = filenameOf(response.headers.get('content-disposition')) ?? `${id}.zip`;
-  const output = resolve(values.output ?? '.');
+  const output = resolve(target.output ?? '.');
   const isDirectory = await stat(output).then(
     (found) => found.isDirectory(),
     () => false,
   );
   const path = isDirectory ? join(output, safeFileName(filename)) : output;
-  const sink = toFile(path, { overwrite: values.force ?? false });
+  const sink = toFile(path, { overwrite: target.force ?? false });
   await sink.check?.([]);
   const progress = new Progress([{ name: filename, size }]);
   let bytes = 0;

@@ -5,6 +5,7 @@ import { durationHours, expectPositionals, parseCommand, positiveInteger, runSub
 import type { Context } from '../context.ts';
 import { CliError, UsageError } from '../exit-codes.ts';
 import { formatBytes, formatTime, note, printFields, printJson, printLine, printTable } from '../output.ts';
+import { saveArchive } from './archive.ts';
 import { listOutput } from './lists.ts';
 
 const USAGE = `valise coffre create --name TEXT [--description TEXT] [--expires 30d]
@@ -17,6 +18,7 @@ const USAGE = `valise coffre create --name TEXT [--description TEXT] [--expires 
        valise coffre put COFFRE_ID FILE…
        valise coffre items COFFRE_ID [--limit N] [--all]
        valise coffre get COFFRE_ID ITEM_ID [-o DIR] [--force]
+       valise coffre zip COFFRE_ID [ITEM_ID…] [-o FILE.zip|DIR] [--force]
        valise coffre log COFFRE_ID [--limit N] [--all]`;
 
 const ACCESS = ['view', 'download', 'upload'] as const;
@@ -38,6 +40,7 @@ export function coffre(argv: string[], ctx: Context): Promise<void> {
       put,
       items,
       get,
+      zip,
       log,
     },
     USAGE,
@@ -198,6 +201,19 @@ async function get(argv: string[], ctx: Context): Promise<void> {
   const path = sink.paths.get(item.id) ?? directory;
   if (ctx.json) return printJson({ object: 'coffre_download', item: item.id, path, size: item.size });
   printLine(path);
+}
+
+/** The chosen items (all available ones when none is named) as one ZIP, built by the server. */
+async function zip(argv: string[], ctx: Context): Promise<void> {
+  const { values, positionals } = parseCommand(
+    argv,
+    { output: { type: 'string', short: 'o' }, force: { type: 'boolean' } },
+    USAGE,
+  );
+  const [id, ...itemIds] = positionals;
+  if (!id) throw new UsageError('COFFRE_ID is required.', `Usage: ${USAGE}`);
+  const response = await ctx.client().coffres.archive(id, itemIds.length > 0 ? { itemIds } : {});
+  await saveArchive(ctx, response, { id, output: values.output, force: values.force });
 }
 
 async function log(argv: string[], ctx: Context): Promise<void> {

@@ -371,6 +371,29 @@ export interface Paths {
       };
     };
   };
+  '/v1/coffre-access/{token}/archive-link': {
+    /** A link that downloads vault items as one ZIP (invitation link) */
+    post: {
+      path: {
+        token: string;
+      };
+      body: {
+        /** The items to include */
+        item_ids?: Array<string>;
+      } | null;
+      response: {
+        object: 'archive_link';
+        /** GET it to stream the ZIP: valid `archive_expires_in` seconds */
+        archive_url: string;
+        archive_expires_in: number;
+        /** The archive's exact length in bytes */
+        size: number;
+        filename: string;
+        /** The transfer's downloads, this one included (absent for a collection's archive) */
+        total_downloads?: number;
+      };
+    };
+  };
   '/v1/coffre-access/{token}/items': {
     /** List a vault's items with an invitation link */
     get: {
@@ -464,6 +487,15 @@ export interface Paths {
         download_url: string;
         expires_in: number;
       };
+    };
+  };
+  '/v1/coffre-archives/{token}': {
+    /** Download vault items as one ZIP */
+    get: {
+      path: {
+        token: string;
+      };
+      response: unknown;
     };
   };
   '/v1/coffre-downloads/{token}': {
@@ -634,6 +666,21 @@ export interface Paths {
         limit: number;
         offset: number | null;
       };
+      scope: 'coffres:read';
+    };
+  };
+  '/v1/coffres/{id}/archive': {
+    /** Download vault items as one ZIP */
+    get: {
+      path: {
+        /** `cof_…` */
+        id: string;
+      };
+      query: {
+        /** `cofi_…,cofi_…` */
+        item_ids?: string;
+      };
+      response: unknown;
       scope: 'coffres:read';
     };
   };
@@ -3361,10 +3408,12 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/audit',
   'GET /v1/coffre-access/{token}',
   'GET /v1/coffre-access/{token}/items',
+  'GET /v1/coffre-archives/{token}',
   'GET /v1/coffre-downloads/{token}',
   'GET /v1/coffres',
   'GET /v1/coffres/{id}',
   'GET /v1/coffres/{id}/access-log',
+  'GET /v1/coffres/{id}/archive',
   'GET /v1/coffres/{id}/items',
   'GET /v1/coffres/{id}/items/{itemId}',
   'GET /v1/coffres/{id}/members',
@@ -3407,6 +3456,7 @@ export const DOCUMENTED_OPERATIONS = [
   'PATCH /v1/webhooks',
   'POST /v1/api-keys',
   'POST /v1/api-keys/{id}/rotate',
+  'POST /v1/coffre-access/{token}/archive-link',
   'POST /v1/coffre-access/{token}/items',
   'POST /v1/coffre-access/{token}/items/{itemId}/download-link',
   'POST /v1/coffres',

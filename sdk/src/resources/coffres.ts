@@ -1,7 +1,9 @@
 import type { RequestOptions } from '../client.ts';
 import type { PageRequest } from '../pagination.ts';
+import { resolveRoute } from '../routes.ts';
 import { type FileSource, type SendFileInput, toFileSource } from '../sources.ts';
 import type {
+  ArchiveLink,
   Coffre,
   CoffreAccessEntry,
   CoffreDownloadLink,
@@ -134,6 +136,22 @@ export class Coffres extends Resource {
     return created;
   }
 
+  /**
+   * The vault's items as one ZIP, streamed (body unread; its length in `content-length`): those
+   * `itemIds` names (at most 100), or every available one. Each is logged as downloaded by this key.
+   */
+  archive(id: string, params: { itemIds?: readonly string[] } = {}, options: RequestOptions = {}): Promise<Response> {
+    const { method, path } = resolveRoute('coffres.archive', { id });
+    const query = params.itemIds ? `?item_ids=${params.itemIds.map(encodeURIComponent).join(',')}` : '';
+    return this.http.send({
+      ...options,
+      method,
+      path: `${path}${query}`,
+      headers: { accept: 'application/zip, application/json' },
+      timeoutMs: options.timeoutMs ?? this.http.transferTimeoutMs,
+    });
+  }
+
   accessLog(id: string, params: { limit?: number } = {}, options?: RequestOptions): PageRequest<CoffreAccessEntry> {
     return this.paged('coffres.accessLog', { params: { id }, query: params, options });
   }
@@ -159,6 +177,28 @@ export class Coffres extends Resource {
       options,
       authenticate: false,
     });
+  }
+
+  /**
+   * With `download` or `upload` access: a link valid 300 s that streams the chosen items (at most
+   * 100; all the member may download without `itemIds`) as one ZIP; open it with `openArchive`.
+   */
+  memberArchiveLink(
+    invitation: string,
+    params: { itemIds?: readonly string[] } = {},
+    options?: RequestOptions,
+  ): Promise<ArchiveLink> {
+    return this.call('coffres.memberArchiveLink', {
+      params: { token: invitationToken(invitation) },
+      body: params.itemIds ? { item_ids: [...params.itemIds] } : {},
+      options,
+      authenticate: false,
+    });
+  }
+
+  /** The response of a member's `archive_url`: the ZIP, body unread (a stream). */
+  openArchive(archiveUrl: string, options: RequestOptions = {}): Promise<Response> {
+    return this.fetchLink(archiveUrl, options);
   }
 
   /** With `upload` access: declares an item; upload to `upload_url`, or use `memberPut`. */

@@ -1,0 +1,50 @@
+import Joi from 'joi';
+import { MAX_ARCHIVE_ITEMS, ownerCoffreArchive } from '../../../lib/coffres/archive.ts';
+import { ITEM_ID_PATTERN } from '../../../lib/coffres/ids.ts';
+import { clientIp } from '../../client-ip.ts';
+import { defineRoute } from '../../route.ts';
+import { callerOf } from '../../types.ts';
+import { archiveResponse, endOfDownload, limitDuration } from '../shares/download.ts';
+import { coffreParams } from './schemas.ts';
+
+const itemIdList = new RegExp(
+  `^${ITEM_ID_PATTERN.source.slice(1, -1)}(,${ITEM_ID_PATTERN.source.slice(1, -1)}){0,${MAX_ARCHIVE_ITEMS - 1}}$`,
+);
+
+export const archiveRoute = defineRoute({
+  method: 'GET',
+  path: '/v1/coffres/{id}/archive',
+  options: {
+    id: 'coffres.archive',
+    description: 'Download vault items as one ZIP',
+    notes:
+      'Streams a ZIP (STORE, ZIP64 past 4 GiB) of the items `item_ids` names (comma-separated, at most ' +
+      `${MAX_ARCHIVE_ITEMS}), or of every available item, decrypted on the way, with \`Content-Length\`. Each item ` +
+      "is written to the vault's access log as `downloaded` by the API key; the request is in the audit log.",
+    tags: ['api', 'coffres'],
+    plugins: {
+      valise: {
+        scope: 'coffres:read',
+        audit: { action: 'coffre.archive_download', resourceType: 'coffre' },
+        openapi: { errors: [403, 410], binary: [200] },
+      },
+    },
+    validate: {
+      params: coffreParams,
+      query: Joi.object<{ item_ids?: string }>({
+        item_ids: Joi.string().pattern(itemIdList, 'comma-separated item ids').description('`cofi_…,cofi_…`'),
+      }),
+    },
+    timeout: { socket: false },
+    response: { ranges: false },
+    ext: endOfDownload,
+  },
+  handler: async (request, h) => {
+    const { services } = request.server.app;
+    const itemIds = request.query.item_ids?.split(',');
+    const ip = clientIp(request, services.config);
+    const { archive } = await ownerCoffreArchive(services, callerOf(request), request.params.id, itemIds, ip);
+    limitDuration(request, services.config.transfers.downloads);
+    return archiveResponse(h, archive);
+  },
+});
