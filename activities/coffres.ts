@@ -1,4 +1,4 @@
-import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { invitationLink } from '../lib/coffres/members.ts';
 import type { Config } from '../lib/config.ts';
@@ -10,8 +10,8 @@ import { coffreView, itemView } from '../lib/events/coffre-events.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { coffreInvitationMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
-import { ChecksumMismatchError, scanStoredFile } from '../lib/scan/scan-file.ts';
 import type { ObjectStore } from '../lib/storage/object-store.ts';
+import { removeBlob, scanAndRecord } from './stored-files.ts';
 
 export type CoffreActivityDeps = {
   config: Config;
@@ -87,16 +87,7 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
       const item = await mustLoadItem(itemId);
       if (item.scan_status && item.scan_status !== 'pending') return item.scan_status;
       if (!item.data_key_wrapped) return 'destroyed';
-      try {
-        const scan = await scanStoredFile(deps, item, heartbeat);
-        await coffres.recordScan(item.id, scan);
-        return scan.scanStatus;
-      } catch (error) {
-        if (error instanceof ChecksumMismatchError) {
-          throw ApplicationFailure.nonRetryable(error.message, 'ChecksumMismatch');
-        }
-        throw error;
-      }
+      return scanAndRecord(deps, item, (scan) => coffres.recordScan(item.id, scan));
     },
 
     /** Infected content is shredded (`rejected`); anything else becomes `available`. Answers the status after. */
@@ -114,9 +105,7 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
 
     /** Removes an item's blob and any unfinished multipart upload; missing objects are fine. */
     async purgeItemBlob(itemId: string): Promise<void> {
-      const item = await mustLoadItem(itemId);
-      if (item.multipart_upload_id) await objects.abortMultipart(item.object_key, item.multipart_upload_id);
-      await objects.remove(item.object_key);
+      await removeBlob(objects, await mustLoadItem(itemId));
     },
 
     async loadCoffreExpiry(coffreId: string): Promise<{ status: string; expiresAt: string | null }> {

@@ -1,4 +1,4 @@
-import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto/key-wrap.ts';
@@ -8,8 +8,8 @@ import { requestView, submissionView } from '../lib/events/intake-events.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { intakeReceivedMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
-import { ChecksumMismatchError, scanStoredFile } from '../lib/scan/scan-file.ts';
 import type { ObjectStore } from '../lib/storage/object-store.ts';
+import { removeBlob, scanAndRecord } from './stored-files.ts';
 
 export type IntakeActivityDeps = {
   config: Config;
@@ -121,16 +121,7 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
       if (!file) throw ApplicationFailure.nonRetryable(`file ${fileId} does not exist`, 'NotFound');
       if (file.scan_status && file.scan_status !== 'pending') return file.scan_status;
       if (!file.data_key_wrapped) return 'destroyed';
-      try {
-        const scan = await scanStoredFile(deps, file, heartbeat);
-        await intakes.recordFileScan(file.id, scan);
-        return scan.scanStatus;
-      } catch (error) {
-        if (error instanceof ChecksumMismatchError) {
-          throw ApplicationFailure.nonRetryable(error.message, 'ChecksumMismatch');
-        }
-        throw error;
-      }
+      return scanAndRecord(deps, file, (scan) => intakes.recordFileScan(file.id, scan));
     },
 
     /** Infected content is destroyed (`rejected`); anything else becomes `available`. Answers the status after. */
@@ -149,10 +140,7 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
 
     /** Removes a document's blobs and any unfinished multipart upload; missing objects are fine. */
     async purgeDocumentBlobs(documentId: string): Promise<void> {
-      for (const file of await intakes.files([documentId])) {
-        if (file.multipart_upload_id) await objects.abortMultipart(file.object_key, file.multipart_upload_id);
-        await objects.remove(file.object_key);
-      }
+      for (const file of await intakes.files([documentId])) await removeBlob(objects, file);
     },
 
     async loadIntakeExpiry(intakeId: string): Promise<{ status: IntakeRow['status']; expiresAt: string | null }> {

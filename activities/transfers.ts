@@ -1,4 +1,4 @@
-import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto/key-wrap.ts';
@@ -12,11 +12,11 @@ import { transferEventView } from '../lib/events/views.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { approvalDecisionMail, approvalRequestMail, shareLinkMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
-import { ChecksumMismatchError, scanStoredFile } from '../lib/scan/scan-file.ts';
 import type { ObjectStore } from '../lib/storage/object-store.ts';
 import { transferPhase } from '../lib/transfers/phase.ts';
 import { scanWarning, shareUrl } from '../lib/transfers/present.ts';
 import type { ScanStatus, TransferStatus } from '../lib/vocabulary.ts';
+import { removeBlob, scanAndRecord } from './stored-files.ts';
 
 export type TransferActivityDeps = {
   config: Config;
@@ -83,10 +83,7 @@ export function createTransferActivities(deps: TransferActivityDeps) {
   }
 
   async function destroyContent(transferId: string) {
-    for (const file of await transfers.files(transferId)) {
-      if (file.multipart_upload_id) await objects.abortMultipart(file.object_key, file.multipart_upload_id);
-      await objects.remove(file.object_key);
-    }
+    for (const file of await transfers.files(transferId)) await removeBlob(objects, file);
   }
 
   return {
@@ -131,16 +128,8 @@ export function createTransferActivities(deps: TransferActivityDeps) {
         await transfers.recordFileScan(file.id, { sha256: null, scanStatus: 'not_scanned_e2e', signature: null });
         return 'skipped';
       }
-      try {
-        const scan = await scanStoredFile(deps, file, heartbeat);
-        await transfers.recordFileScan(file.id, scan);
-        return scan.scanStatus === 'not_scanned_too_large' ? 'too_large' : scan.scanStatus;
-      } catch (error) {
-        if (error instanceof ChecksumMismatchError) {
-          throw ApplicationFailure.nonRetryable(error.message, 'ChecksumMismatch');
-        }
-        throw error;
-      }
+      const status = await scanAndRecord(deps, file, (scan) => transfers.recordFileScan(file.id, scan));
+      return status === 'not_scanned_too_large' ? 'too_large' : status;
     },
 
     /** Decides the transfer from its files' scans: infected content is destroyed, anything else activates. */

@@ -1,0 +1,36 @@
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import type { StoredFile } from '../lib/db/queries/stored-files.ts';
+import type { Scanner } from '../lib/scan/clamd.ts';
+import { ChecksumMismatchError, type FileScan, scanStoredFile } from '../lib/scan/scan-file.ts';
+import type { ObjectStore } from '../lib/storage/object-store.ts';
+import type { ContentDeps } from '../lib/uploads/content.ts';
+
+// What the activities of every file owner (transfers, intake documents, vault
+// items) do to a stored file the same way: scan it, and remove its blob.
+
+/**
+ * Streams one server-mode file into clamd, heartbeating, and stores the verdict with `record`. A
+ * file that no longer matches its upload is final (retrying cannot help); other faults are
+ * transient and Temporal retries them.
+ */
+export async function scanAndRecord(
+  deps: ContentDeps & { scanner: Scanner },
+  file: StoredFile,
+  record: (scan: FileScan) => Promise<void>,
+): Promise<FileScan['scanStatus']> {
+  try {
+    const scan = await scanStoredFile(deps, file, heartbeat);
+    await record(scan);
+    return scan.scanStatus;
+  } catch (error) {
+    if (error instanceof ChecksumMismatchError)
+      throw ApplicationFailure.nonRetryable(error.message, 'ChecksumMismatch');
+    throw error;
+  }
+}
+
+/** Removes a stored file's blob and any unfinished multipart upload; missing objects are fine. */
+export async function removeBlob(objects: ObjectStore, file: StoredFile): Promise<void> {
+  if (file.multipart_upload_id) await objects.abortMultipart(file.object_key, file.multipart_upload_id);
+  await objects.remove(file.object_key);
+}
