@@ -1,3 +1,4 @@
+import { acceptFiles } from '/assets/drop-zone.js';
 import { formatBytes, messageOf } from '/assets/format.js';
 import { base64Decode, base64UrlEncode } from '/assets/sdk/encoding.js';
 import { sealSubmission } from '/assets/sdk/intake-files.js';
@@ -132,29 +133,7 @@ function addFiles(files) {
   renderFiles();
 }
 
-input.addEventListener('change', () => {
-  addFiles([...input.files]);
-  input.value = '';
-});
-for (const type of ['dragenter', 'dragover']) {
-  dropZone.addEventListener(type, (event) => {
-    event.preventDefault();
-    dropZone.classList.add('dragging');
-  });
-}
-dropZone.addEventListener('dragleave', () => dropZone.classList.remove('dragging'));
-dropZone.addEventListener('drop', (event) => {
-  event.preventDefault();
-  dropZone.classList.remove('dragging');
-  addFiles([...(event.dataTransfer?.files ?? [])]);
-});
-dropZone.tabIndex = 0;
-dropZone.addEventListener('keydown', (event) => {
-  if (event.key === 'Enter' || event.key === ' ') {
-    event.preventDefault();
-    input.click();
-  }
-});
+acceptFiles(dropZone, input, addFiles);
 
 // --- sending ----------------------------------------------------------------------------------
 

@@ -1,3 +1,4 @@
+import { acceptFiles } from '/assets/drop-zone.js';
 import { formatBytes, messageOf } from '/assets/format.js';
 import { fileKey, shareLinkWithKey } from '/assets/sdk/crypto/link-key.js';
 import { encryptedSize } from '/assets/sdk/crypto/val1.js';
@@ -59,30 +60,7 @@ function addFiles(files) {
   renderFiles();
 }
 
-input.addEventListener('change', () => {
-  addFiles([...input.files]);
-  input.value = ''; // choosing the same file again must fire change again
-});
-for (const type of ['dragenter', 'dragover']) {
-  dropZone.addEventListener(type, (event) => {
-    event.preventDefault();
-    dropZone.classList.add('dragging');
-  });
-}
-dropZone.addEventListener('dragleave', () => dropZone.classList.remove('dragging'));
-dropZone.addEventListener('drop', (event) => {
-  event.preventDefault();
-  dropZone.classList.remove('dragging');
-  addFiles([...(event.dataTransfer?.files ?? [])]);
-});
-// The input is visually hidden; the zone is its label, reachable by keyboard.
-dropZone.tabIndex = 0;
-dropZone.addEventListener('keydown', (event) => {
-  if (event.key === 'Enter' || event.key === ' ') {
-    event.preventDefault();
-    input.click();
-  }
-});
+acceptFiles(dropZone, input, addFiles);
 
 async function createTransfer(apiKey, body) {
   const response = await fetch('/v1/transfers', {

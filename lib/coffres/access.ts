@@ -227,14 +227,28 @@ export async function startDownload(services: Services, token: string, ip: strin
   } else {
     actor = { apiKeyId: link.apiKeyId ?? '' };
   }
-  await queries.logAccess({
-    coffre,
-    actorType: 'member' in actor ? 'member' : 'api_key',
-    memberId: 'member' in actor ? actor.member.id : null,
-    actor: 'member' in actor ? actor.member.email : actor.apiKeyId,
-    action: 'downloaded',
-    item: { id: item.id, name: item.name },
-    ip,
-  });
+  await logDownloads(services, coffre, [item], actor, ip);
   return { coffre, item };
+}
+
+/** Each item's download, in the access log as its actor's (a member's address, or an API key's id). */
+export async function logDownloads(
+  services: Services,
+  coffre: CoffreRow,
+  items: readonly ItemRow[],
+  actor: Actor,
+  ip: string | null,
+) {
+  const queries = createCoffreQueries(services.db);
+  for (const item of items) {
+    await queries.logAccess({
+      coffre,
+      actorType: 'member' in actor ? 'member' : 'api_key',
+      memberId: 'member' in actor ? actor.member.id : null,
+      actor: 'member' in actor ? actor.member.email : actor.apiKeyId,
+      action: 'downloaded',
+      item: { id: item.id, name: item.name },
+      ip,
+    });
+  }
 }

@@ -5,9 +5,9 @@ import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { type Archive, type ArchiveEntry, archiveName, openArchive } from '../zip/archives.ts';
 import { planZip } from '../zip/stream.ts';
-import { allows, need, openInvitation, visibleItems } from './access.ts';
+import { allows, logDownloads, need, openInvitation, visibleItems } from './access.ts';
 import { itemIdOf, itemUuidOf } from './ids.ts';
-import { type Actor, DOWNLOAD_URL_SECONDS, openItem } from './items.ts';
+import { DOWNLOAD_URL_SECONDS, openItem } from './items.ts';
 import { coffreGone, findCoffre } from './service.ts';
 
 // A vault selection as one ZIP (docs/coffres.md, "Download as one ZIP"): a
@@ -60,27 +60,6 @@ function entries(services: Services, items: readonly ItemRow[]): ArchiveEntry[] 
     modified: item.uploaded_at ?? item.created_at,
     open: () => openItem(services, item),
   }));
-}
-
-async function logDownloads(
-  services: Services,
-  coffre: CoffreRow,
-  items: readonly ItemRow[],
-  actor: Actor,
-  ip: string | null,
-) {
-  const queries = createCoffreQueries(services.db);
-  for (const item of items) {
-    await queries.logAccess({
-      coffre,
-      actorType: 'member' in actor ? 'member' : 'api_key',
-      memberId: 'member' in actor ? actor.member.id : null,
-      actor: 'member' in actor ? actor.member.email : actor.apiKeyId,
-      action: 'downloaded',
-      item: { id: item.id, name: item.name },
-      ip,
-    });
-  }
 }
 
 /**
