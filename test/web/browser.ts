@@ -29,24 +29,6 @@ export async function bytesOf(download: Download): Promise<Buffer> {
   return readFile(await download.path());
 }
 
-/** Runs `action` and returns the bytes of the `count` downloads it starts, in the order they finish. */
-export async function downloadsBytes(page: Page, count: number, action: () => Promise<unknown>): Promise<Buffer[]> {
-  const downloads: Buffer[] = [];
-  const done = new Promise<void>((resolve, reject) => {
-    page.on('download', (download) => {
-      bytesOf(download)
-        .then((bytes) => {
-          downloads.push(bytes);
-          if (downloads.length === count) resolve();
-        })
-        .catch(reject);
-    });
-  });
-  await action();
-  await done;
-  return downloads;
-}
-
 export type WebSession = { api: TestApi; ws: TestWorkspace; browser: Browser; context: BrowserContext };
 
 /**
