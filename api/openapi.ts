@@ -210,7 +210,7 @@ export function buildOpenApiDocument(server: Server) {
       parameters: [
         ...parameters(validate.params, 'path'),
         ...parameters(validate.query, 'query'),
-        ...(!isPublic && MUTATING.has(route.method) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+        ...(idempotent(route) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
       ],
     };
     const body = requestBody(validate, settings.payload as RouteOptionsPayload | undefined, route.method);
@@ -287,6 +287,13 @@ function access(isPublic: boolean, scope: string | undefined): string {
     : 'Requires an API key; any scope.';
 }
 
+/** Whether a route honours `Idempotency-Key`: writes with a key, and public writes that name their owner. */
+function idempotent(route: RouteEntry): boolean {
+  const settings = route.settings;
+  if (!MUTATING.has(route.method)) return false;
+  return (settings.auth as unknown) !== false || settings.plugins?.valise?.idempotencyOwner !== undefined;
+}
+
 /**
  * The error statuses an operation can answer, from what its route does: authenticated routes
  * answer 401 and 403; path parameters or a body `id` 404; parameters, a JSON body or an `Idempotency-Key` 400;
@@ -301,7 +308,7 @@ export function errorStatuses(route: RouteEntry): number[] {
   const mutating = MUTATING.has(route.method);
   const jsonBody = mutating && (settings.payload as RouteOptionsPayload | undefined)?.parse !== false;
   const statuses = new Set<number>([500, ...(valise.openapi?.errors ?? [])]);
-  if (validate.params || validate.query || validate.payload || (authenticated && mutating)) statuses.add(400);
+  if (validate.params || validate.query || validate.payload || idempotent(route)) statuses.add(400);
   if (authenticated) {
     statuses.add(401);
     statuses.add(403);
@@ -309,7 +316,7 @@ export function errorStatuses(route: RouteEntry): number[] {
   // A resource named by the path, or by an `id` in the body (PATCH and DELETE /v1/webhooks).
   const payloadKeys = (validate.payload?.describe() as { keys?: Record<string, unknown> } | undefined)?.keys;
   if (validate.params || payloadKeys?.id) statuses.add(404);
-  if (authenticated && mutating) statuses.add(409);
+  if (idempotent(route)) statuses.add(409);
   if (jsonBody) {
     statuses.add(400);
     statuses.add(413);

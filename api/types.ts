@@ -1,5 +1,6 @@
 import type { Request } from '@hapi/hapi';
 import type { Caller } from '../lib/api-keys/present.ts';
+import type { RecordOwner } from '../lib/db/queries/idempotency.ts';
 import type { Submitter } from '../lib/intakes/publishable-keys.ts';
 import type { Services } from '../lib/services.ts';
 import type { HealthProbe } from './health.ts';
@@ -19,6 +20,12 @@ export type RouteSettings = {
   audit?: { action: string; resourceType: string };
   /** What the OpenAPI document cannot read from the route's other settings (api/openapi.ts). */
   openapi?: OpenApiSettings;
+  /**
+   * A write without an API key that still honours `Idempotency-Key` (api/extensions/idempotency.ts):
+   * whose record the request's is, from its own credential (a vault member's invitation link), or
+   * null when the credential does not verify (the handler then answers why).
+   */
+  idempotencyOwner?: (request: Request) => Promise<RecordOwner | null>;
 };
 
 export type OpenApiSettings = {
@@ -54,7 +61,7 @@ declare module '@hapi/hapi' {
   interface RequestApplicationState {
     requestId: string;
     rate?: RateState;
-    idempotency?: { key: string; replayed: boolean };
+    idempotency?: { key: string; replayed: boolean; owner: RecordOwner };
   }
 }
 

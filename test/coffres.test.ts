@@ -516,3 +516,35 @@ test('a member downloads a selection or the whole vault as one ZIP; the owner to
   const revoked = await fetchBytes(pending.body.archive_url);
   t.is(revoked.status, 403);
 });
+
+test("a member's upload retried with its Idempotency-Key gets the same item back, not a second one", async (t) => {
+  const coffre = await newCoffre({ name: 'Retries' });
+  const uploader = await invite(coffre.id, 'upload');
+  const other = await invite(coffre.id, 'upload');
+  const declare = (token: string, body: unknown) =>
+    api.call('POST', `/v1/coffre-access/${token}/items`, { body, headers: { 'idempotency-key': 'member-retry-1' } });
+  const body = { name: 'scan.pdf', size: 1000 };
+
+  const first = await declare(uploader.token, body);
+  t.is(first.status, 201, first.text);
+  const replay = await declare(uploader.token, body);
+  t.is(replay.status, 201);
+  t.is(replay.headers.get('x-service-idempotent-replay'), 'true');
+  t.is(replay.body.item.id, first.body.item.id);
+  t.deepEqual(replay.body.upload_url, first.body.upload_url);
+  const changed = await declare(uploader.token, { name: 'other.pdf', size: 5 });
+  t.is(changed.status, 409);
+  t.is(changed.body.error.code, 'idempotency_conflict');
+  // Another member's link is another namespace; a link that does not verify is refused as before.
+  const theirs = await declare(other.token, body);
+  t.is(theirs.status, 201, theirs.text);
+  t.not(theirs.body.item.id, first.body.item.id);
+  t.is((await declare(`${uploader.token}x`, body)).status, 404);
+
+  const items = await ok(call('GET', `/v1/coffres/${coffre.id}/items`), 200);
+  t.is(items.body.data.length, 2);
+  const stored = await api.services.db.anyFirst(sql.unsafe`
+    SELECT response_sealed FROM idempotency_records WHERE coffre_member_id = ${uploader.id}`);
+  t.is(stored.length, 1);
+  t.false(String(stored[0]).includes(first.body.upload_url.url), 'the upload URL is stored sealed');
+});

@@ -27,8 +27,9 @@ const WAIT_LIMIT_MS = 30_000;
 
 export async function onPreHandler(request: Request, h: ResponseToolkit): Promise<Lifecycle.ReturnValue> {
   const header = headerOf(request, 'idempotency-key');
-  const owner = ownerOf(request);
-  if (header === undefined || !MUTATING.has(request.method) || !owner) return h.continue;
+  if (header === undefined || !MUTATING.has(request.method)) return h.continue;
+  const owner = await ownerOf(request);
+  if (!owner) return h.continue;
   if (header.length < 8 || header.length > 255) {
     throw new DomainError('validation_error', 'Idempotency-Key must be 8 to 255 characters long.', {
       param: 'Idempotency-Key',
@@ -38,7 +39,7 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
   const records = createIdempotencyQueries(services.db);
   const fingerprint = fingerprintOf(request, keysOf(services).fingerprint);
   if (await records.claim(owner, header, fingerprint)) {
-    request.app.idempotency = { key: header, replayed: false };
+    request.app.idempotency = { key: header, replayed: false, owner };
     return h.continue;
   }
   for (let waited = 0; waited <= WAIT_LIMIT_MS; waited += WAIT_STEP_MS) {
@@ -46,7 +47,7 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
     if (!record) {
       // The first request failed on our side and released the key: run this one.
       if (await records.claim(owner, header, fingerprint)) {
-        request.app.idempotency = { key: header, replayed: false };
+        request.app.idempotency = { key: header, replayed: false, owner };
         return h.continue;
       }
       continue;
@@ -81,7 +82,7 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
           { param: 'Idempotency-Key' },
         );
       }
-      request.app.idempotency = { key: header, replayed: true };
+      request.app.idempotency = { key: header, replayed: true, owner };
       return h
         .response(body as object)
         .code(record.response_status)
@@ -98,8 +99,8 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
 /** Stores the response of a successful request that claimed a key, or frees the key after a failure. */
 export async function completeIdempotency(request: Request, status: number, body: unknown): Promise<void> {
   const state = request.app.idempotency;
-  const owner = ownerOf(request);
-  if (!state || state.replayed || !owner) return;
+  if (!state || state.replayed) return;
+  const { owner } = state;
   const { services } = request.server.app;
   const records = createIdempotencyQueries(services.db);
   // Failed requests changed nothing (domain writes are transactional), so the
@@ -111,8 +112,8 @@ export async function completeIdempotency(request: Request, status: number, body
   }
 }
 
-/** The key a request authenticated with, or null on the routes that take none. */
-function ownerOf(request: Request): RecordOwner | null {
+/** The credential a request came with, or null on the routes that take no Idempotency-Key. */
+async function ownerOf(request: Request): Promise<RecordOwner | null> {
   const { caller, submitter } = request.auth.credentials?.app ?? {};
   if (caller) {
     const { workspaceId, environment, apiKeyId } = caller;
@@ -122,13 +123,13 @@ function ownerOf(request: Request): RecordOwner | null {
     const { workspaceId, environment, publishableKeyId } = submitter;
     return { workspaceId, environment, keyKind: 'publishable_key', keyId: publishableKeyId };
   }
-  return null;
+  return (await request.route.settings.plugins?.valise?.idempotencyOwner?.(request)) ?? null;
 }
 
 /** The associated data of a sealed response: the record it belongs to, and its status. */
 function identity(owner: RecordOwner, key: string, status: number): string {
-  // An API key's records keep the identity they were sealed with before publishable keys had records.
-  const keyName = owner.keyKind === 'api_key' ? owner.keyId : `publishable:${owner.keyId}`;
+  // An API key's records keep the identity they were sealed with before other credentials had records.
+  const keyName = owner.keyKind === 'api_key' ? owner.keyId : `${owner.keyKind}:${owner.keyId}`;
   return JSON.stringify(['idempotency/v1', owner.workspaceId, owner.environment, keyName, key, status]);
 }
 

@@ -2,6 +2,7 @@ import { constantTimeEqual } from '../crypto/secrets.ts';
 import { verifyToken } from '../crypto/signed-token.ts';
 import { type CoffreRow, createCoffreQueries, type ItemRow, type MemberRow } from '../db/queries/coffres.ts';
 import { createEventQueries } from '../db/queries/events.ts';
+import type { RecordOwner } from '../db/queries/idempotency.ts';
 import { DomainError } from '../errors.ts';
 import { coffreView, memberView } from '../events/coffre-events.ts';
 import type { Services } from '../services.ts';
@@ -54,6 +55,25 @@ export async function openInvitation(services: Services, token: string): Promise
     );
   }
   return { coffre, member };
+}
+
+/**
+ * Whose Idempotency-Key records a member's writes make (api/extensions/idempotency.ts): the member
+ * an invitation link names while it may be used, else null and the route answers why.
+ */
+export async function invitationRecordOwner(services: Services, token: string): Promise<RecordOwner | null> {
+  try {
+    const { member } = await openInvitation(services, token);
+    return {
+      workspaceId: member.workspace_id,
+      environment: member.environment,
+      keyKind: 'coffre_member',
+      keyId: member.id,
+    };
+  } catch (error) {
+    if (error instanceof DomainError) return null;
+    throw error;
+  }
 }
 
 function sameNonce(a: string, b: string): boolean {

@@ -1,4 +1,4 @@
-import { memberUpload } from '../../../lib/coffres/access.ts';
+import { invitationRecordOwner, memberUpload } from '../../../lib/coffres/access.ts';
 import { defineRoute } from '../../route.ts';
 import { createdItem, invitationParams, newItem } from './schemas.ts';
 
@@ -13,7 +13,14 @@ export const accessUploadRoute = defineRoute({
       'Needs `upload` access (else 403 `forbidden`). Answers the item and its `upload_url`, used as for transfer ' +
       'files. Logged as `uploaded` once the last byte is stored, with `coffre.item_uploaded`.',
     tags: ['api', 'coffres'],
-    plugins: { valise: { openapi: { errors: [403, 410] } } },
+    plugins: {
+      valise: {
+        openapi: { errors: [403, 410] },
+        // A retried declaration gets its item back, not a second one.
+        idempotencyOwner: (request) =>
+          invitationRecordOwner(request.server.app.services, (request.params as { token: string }).token),
+      },
+    },
     validate: { params: invitationParams, payload: newItem.label('MemberCoffreItem') },
     response: { status: { 201: createdItem } },
   },

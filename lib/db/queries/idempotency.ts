@@ -14,22 +14,35 @@ const recordRow = z.object({
 });
 export type IdempotencyRecord = z.infer<typeof recordRow>;
 
-/** Whose record: the tenant and the key that made the request, an API key or an intake's publishable key. */
-export type RecordOwner = Tenant & { keyKind: 'api_key' | 'publishable_key'; keyId: string };
+/**
+ * Whose record: the tenant and the credential that made the request, an API key, an intake's
+ * publishable key, or a vault member's invitation link.
+ */
+export type RecordOwner = Tenant & { keyKind: 'api_key' | 'publishable_key' | 'coffre_member'; keyId: string };
 
-/** The owner's two key columns, exactly one of them set. */
-function keyColumns(owner: RecordOwner) {
-  return owner.keyKind === 'api_key'
-    ? { apiKeyId: owner.keyId, publishableKeyId: null }
-    : { apiKeyId: null, publishableKeyId: owner.keyId };
+/** The owner's key columns, exactly one of them set. */
+function keyColumns({ keyKind, keyId }: RecordOwner) {
+  return {
+    apiKeyId: keyKind === 'api_key' ? keyId : null,
+    publishableKeyId: keyKind === 'publishable_key' ? keyId : null,
+    coffreMemberId: keyKind === 'coffre_member' ? keyId : null,
+  };
 }
 
 /** The condition that selects the owner's own records. */
 function ownedBy(owner: RecordOwner) {
-  return owner.keyKind === 'api_key'
-    ? sql.fragment`api_key_id = ${owner.keyId}`
-    : sql.fragment`publishable_key_id = ${owner.keyId}`;
+  switch (owner.keyKind) {
+    case 'api_key':
+      return sql.fragment`api_key_id = ${owner.keyId}`;
+    case 'publishable_key':
+      return sql.fragment`publishable_key_id = ${owner.keyId}`;
+    case 'coffre_member':
+      return sql.fragment`coffre_member_id = ${owner.keyId}`;
+  }
 }
+
+/** A record from before records were bound to keys (migration 0010): it names no owner. */
+const unbound = sql.fragment`num_nonnulls(api_key_id, publishable_key_id, coffre_member_id) = 0`;
 
 export function createIdempotencyQueries(db: CommonQueryMethods) {
   return {
@@ -40,17 +53,17 @@ export function createIdempotencyQueries(db: CommonQueryMethods) {
         DELETE FROM idempotency_records
         WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
           AND created_at < now() - interval '24 hours'`);
-      const { apiKeyId, publishableKeyId } = keyColumns(owner);
-      // A record from before keys were bound (neither key set) still holds its Idempotency-Key.
+      const { apiKeyId, publishableKeyId, coffreMemberId } = keyColumns(owner);
+      // A record from before keys were bound still holds its Idempotency-Key.
       const claimed = await db.maybeOneFirst(sql.type(z.object({ claimed: z.boolean() }))`
-        INSERT INTO idempotency_records
-          (workspace_id, environment, api_key_id, publishable_key_id, idempotency_key, request_fingerprint, state)
-        SELECT ${owner.workspaceId}, ${owner.environment}, ${apiKeyId}, ${publishableKeyId}, ${key}, ${fingerprint},
-          'in_progress'
+        INSERT INTO idempotency_records (workspace_id, environment, api_key_id, publishable_key_id, coffre_member_id,
+          idempotency_key, request_fingerprint, state)
+        SELECT ${owner.workspaceId}, ${owner.environment}, ${apiKeyId}, ${publishableKeyId}, ${coffreMemberId}, ${key},
+          ${fingerprint}, 'in_progress'
         WHERE NOT EXISTS (
           SELECT 1 FROM idempotency_records
           WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
-            AND idempotency_key = ${key} AND api_key_id IS NULL AND publishable_key_id IS NULL)
+            AND idempotency_key = ${key} AND ${unbound})
         ON CONFLICT DO NOTHING
         RETURNING true AS claimed`);
       return claimed === true;
@@ -59,13 +72,11 @@ export function createIdempotencyQueries(db: CommonQueryMethods) {
     /** The calling key's record for this Idempotency-Key (or an unbound one from before migration 0010). */
     async find(owner: RecordOwner, key: string): Promise<IdempotencyRecord | null> {
       return db.maybeOne(sql.type(recordRow)`
-        SELECT num_nonnulls(api_key_id, publishable_key_id) > 0 AS bound,
-          request_fingerprint, state, response_status, response_sealed
+        SELECT NOT ${unbound} AS bound, request_fingerprint, state, response_status, response_sealed
         FROM idempotency_records
         WHERE workspace_id = ${owner.workspaceId} AND environment = ${owner.environment}
-          AND idempotency_key = ${key}
-          AND (${ownedBy(owner)} OR (api_key_id IS NULL AND publishable_key_id IS NULL))
-        ORDER BY num_nonnulls(api_key_id, publishable_key_id)
+          AND idempotency_key = ${key} AND (${ownedBy(owner)} OR ${unbound})
+        ORDER BY NOT ${unbound}
         LIMIT 1`);
     },
 

@@ -1,4 +1,4 @@
-import type { RequestOptions } from '../client.ts';
+import { newIdempotencyKey, type RequestOptions } from '../client.ts';
 import type { PageRequest } from '../pagination.ts';
 import { resolveRoute } from '../routes.ts';
 import { type FileSource, type SendFileInput, toFileSource } from '../sources.ts';
@@ -210,7 +210,8 @@ export class Coffres extends Resource {
     return this.call('coffres.memberUpload', {
       params: { token: invitationToken(invitation) },
       body: params,
-      options,
+      // The API key's writes get one by default; a member's write, keyed by the link, too.
+      options: { ...options, idempotencyKey: options?.idempotencyKey ?? newIdempotencyKey() },
       authenticate: false,
     });
   }
