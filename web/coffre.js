@@ -18,10 +18,14 @@ function showProblem(message) {
   $('problem').hidden = false;
 }
 
-async function api(method, path, body) {
+async function api(method, path, body, idempotencyKey) {
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      accept: 'application/json',
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
     credentials: 'omit',
     referrerPolicy: 'no-referrer',
@@ -128,6 +132,22 @@ async function load() {
   }
 }
 
+/**
+ * Declares the item, retrying a lost answer with the same Idempotency-Key: the server then answers
+ * with the item it already made instead of a second one (docs/coffres.md).
+ */
+async function declare(item) {
+  const idempotencyKey = crypto.randomUUID();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await api('POST', '/items', item, idempotencyKey);
+    } catch (error) {
+      if (!(error instanceof TypeError) || attempt === 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
+  }
+}
+
 $('archive-button').addEventListener('click', downloadArchive);
 
 $('upload-form').addEventListener('submit', async (event) => {
@@ -137,7 +157,7 @@ $('upload-form').addEventListener('submit', async (event) => {
   const status = $('upload-status');
   $('upload-button').disabled = true;
   try {
-    const created = await api('POST', '/items', {
+    const created = await declare({
       name: file.name,
       size: file.size,
       ...(file.type ? { mime_type: file.type } : {}),

@@ -127,13 +127,26 @@ test('a member with upload access adds a file from the page', async (t) => {
   await page.getByText('This vault holds no files yet.').waitFor();
   const bytes = content(30_000);
   await page.getByLabel('Add a file').setInputFiles({ name: 'signed.pdf', mimeType: 'application/pdf', buffer: bytes });
+  // The answer to the first declaration is lost after the server made the item: the page retries
+  // with the same Idempotency-Key and gets that item back.
+  const idempotencyKeys: string[] = [];
+  await page.route('**/v1/coffre-access/*/items', async (route) => {
+    if (route.request().method() !== 'POST') return route.continue();
+    idempotencyKeys.push(route.request().headers()['idempotency-key'] ?? '');
+    if (idempotencyKeys.length > 1) return route.continue();
+    await route.fetch();
+    return route.abort('connectionreset');
+  });
   await page.getByRole('button', { name: 'Upload' }).click();
   await page.getByText(/signed\.pdf is uploaded/).waitFor();
   await screenshot(page, 'coffre-upload');
+  t.is(idempotencyKeys.length, 2);
+  t.is(idempotencyKeys[1], idempotencyKeys[0]);
   const items = await eventually(async () => {
     const listed = await call('GET', `/v1/coffres/${coffre.id}/items`);
     return listed.data.find((i: { status: string }) => i.status === 'available');
   }, 60_000);
+  t.is((await call('GET', `/v1/coffres/${coffre.id}/items`)).data.length, 1, 'one item for the retried declaration');
   t.is(items.name, 'signed.pdf');
   t.is(items.uploaded_by.member_id, member.id);
   await page.close();
