@@ -275,11 +275,31 @@ status() {
   return $rc
 }
 
+# wait_ports_free <name> <seconds>: until nothing listens on the component's ports. A stopped
+# server's last listener can outlive its process group by a moment (seen once with Temporal's
+# metrics port): a start then would fail with "address already in use".
+wait_ports_free() {
+  local name=$1 deadline=$((SECONDS + $2)) port busy
+  while :; do
+    busy=
+    for port in $(ports_of "$name"); do
+      if [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; then busy=$port; fi
+    done
+    [ -n "$busy" ] || return 0
+    if ((SECONDS >= deadline)); then
+      log "error: port $busy of $name is still taken: $(ss -Hltnp "sport = :$busy" 2>/dev/null)"
+      exit 1
+    fi
+    sleep 0.2
+  done
+}
+
 # One component down and up again with its data (fault tests restart Temporal mid-workflow).
 restart() {
   local name=$1
   [[ " ${COMPONENTS[*]} " == *" $name "* ]] || die "unknown component $name (${COMPONENTS[*]})"
   if [ "$name" = postgres ]; then stop_postgres; else stop_pid "$name"; fi
+  wait_ports_free "$name" 15
   "launch_$name"
   wait_healthy "$name" 90
   log "$name: restarted"
