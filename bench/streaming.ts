@@ -131,6 +131,10 @@ export async function startChildApi() {
       RATE_LIMIT_WRITE: HUGE,
       RATE_LIMIT_EXPENSIVE: HUGE,
       RATE_LIMIT_PUBLIC: HUGE,
+      // A CPU profile of the API for the whole run, written when it stops (bench/README.md).
+      ...(process.env.BENCH_CPU_PROF_DIR
+        ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` }
+        : {}),
     },
     // The API's output goes to stderr with the bench's progress; stdout is the tables.
     stdio: ['ignore', 2, 2],

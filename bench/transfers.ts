@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import { loadConfig } from '../lib/config.ts';
 import { deriveKey } from '../lib/crypto/secrets.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
+import { createScanner } from '../lib/scan/clamd.ts';
 import { createObjectStore } from '../lib/storage/object-store.ts';
 import { connectTemporal } from '../lib/temporal.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
@@ -215,6 +216,13 @@ async function main() {
     );
     if (scanRun.attempts !== 1)
       log(`the scan was retried (${scanRun.last_failure}): finalise + scan includes the retries`);
+
+    // The scan's ceiling: clamd alone, the same bytes straight into INSTREAM (no storage, no decryption).
+    log('clamd INSTREAM alone…');
+    const scanner = createScanner(config.clamd);
+    const clamd = await timed(() => scanner.scan(generated(SIZE).stream));
+    if (clamd.value.status !== 'clean') throw new Error(`clamd alone answered ${JSON.stringify(clamd.value)}`);
+    rows.push(row('clamd INSTREAM alone (the same bytes from memory)', SIZE, clamd.seconds));
 
     log('Valise download…');
     const links = await api('POST', `/v1/shares/${small.code}/download-links`, {});

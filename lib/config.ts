@@ -149,6 +149,7 @@ const schema = z
     UPLOAD_IDLE_TIMEOUT: duration.prefault('60s'),
     UPLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
     UPLOAD_LEASE: duration.prefault('2m'),
+    UPLOAD_PARTS_STORING: z.coerce.number().int().min(0).max(16).default(2),
     DOWNLOAD_IDLE_TIMEOUT: duration.prefault('60s'),
     DOWNLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
     // Downloads streaming at once, per API process: per client address, per transfer, in all
@@ -280,7 +281,12 @@ function toConfig(env: z.infer<typeof schema>) {
       defaultExpiryHours: env.TRANSFER_DEFAULT_EXPIRY_HOURS,
       uploadWindowHours: env.UPLOAD_WINDOW_HOURS,
       downloadLinkSeconds: env.DOWNLOAD_LINK_SECONDS,
-      uploads: { idleMs: env.UPLOAD_IDLE_TIMEOUT, requestMs: env.UPLOAD_REQUEST_TIMEOUT, leaseMs: env.UPLOAD_LEASE },
+      uploads: {
+        idleMs: env.UPLOAD_IDLE_TIMEOUT,
+        requestMs: env.UPLOAD_REQUEST_TIMEOUT,
+        leaseMs: env.UPLOAD_LEASE,
+        partsStoring: env.UPLOAD_PARTS_STORING,
+      },
       downloads: {
         idleMs: env.DOWNLOAD_IDLE_TIMEOUT,
         requestMs: env.DOWNLOAD_REQUEST_TIMEOUT,

@@ -198,14 +198,20 @@ async function streamParts(
   }
   const limits = services.config.transfers.uploads;
   const guard = new StallGuard({ ...limits, deadline: receivedAt + limits.requestMs });
-  const writer = new PartWriter(plan.slice(firstPart, lastPart + 1), (part, bytes) =>
-    // Storing a part is the server's time, not the client's silence.
-    guard.whileBusy(async () => {
-      const etag = await objects.uploadPart(file.object_key, multipartId, part.number, bytes);
-      const stored = { partNumber: part.number, etag };
-      parts = [...parts, stored];
-      holding(await uploads.commitPart(file.id, leaseId, stored, part.plainEnd));
-    }),
+  const writer = new PartWriter(
+    plan.slice(firstPart, lastPart + 1),
+    {
+      // Storing a part is the server's time, not the client's silence.
+      store: (part, bytes) =>
+        guard.whileBusy(() => objects.uploadPart(file.object_key, multipartId, part.number, bytes)),
+      // In part order: the recorded offset is always where the stored bytes end.
+      commit: async (part, etag) => {
+        const stored = { partNumber: part.number, etag };
+        parts = [...parts, stored];
+        holding(await uploads.commitPart(file.id, leaseId, stored, part.plainEnd));
+      },
+    },
+    { storing: limits.partsStoring },
   );
   await pipeline(body, guard, ...stages, writer);
   // A chunk that ends before the file does leaves its parts committed and the file waiting for the next.
