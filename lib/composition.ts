@@ -46,6 +46,8 @@ export async function openApiResources(config: Config, options: ApiResourceOptio
   });
   const temporal = await connectTemporal(config);
   const services = buildServices(config, db, temporalLifecycles(temporal, config.temporal.taskQueue));
+  // Until it listens for key changes, the credential cache stays off (lib/api-keys/credential-cache.ts).
+  await services.credentials.listen(config.database.url);
   return {
     config,
     db,
@@ -55,6 +57,7 @@ export async function openApiResources(config: Config, options: ApiResourceOptio
     close: async () => {
       // Counted key uses are written while the database is still open.
       await services.usage.close();
+      await services.credentials.close();
       await Promise.allSettled([db.end(), temporal.connection.close(), redis.quit()]);
     },
   };

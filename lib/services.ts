@@ -1,4 +1,5 @@
 import type { DatabasePool } from 'slonik';
+import { CredentialCache } from './api-keys/credential-cache.ts';
 import type { KeyLifecycle } from './api-keys/lifecycle.ts';
 import { UsageRecorder } from './api-keys/usage.ts';
 import type { CoffreLifecycle } from './coffres/lifecycle.ts';
@@ -31,6 +32,8 @@ export type Services = {
   /** Public downloads: bounded, with an object-store pool of their own. */
   downloads: PublicDownloads;
   usage: UsageRecorder;
+  /** API keys' credentials in process, emptied on every change (lib/api-keys/credential-cache.ts). */
+  credentials: CredentialCache;
   /** Starts and signals the vault, vault-item and invitation-mail workflows (lib/temporal.ts). */
   coffreWorkflows: CoffreLifecycle;
 };
@@ -61,6 +64,7 @@ export function buildServices(config: Config, db: DatabasePool, lifecycles: Life
     objects: createObjectStore(config.s3),
     downloads: createPublicDownloads(config),
     usage: new UsageRecorder(db),
+    credentials: new CredentialCache(),
     coffreWorkflows: lifecycles.coffres,
   };
 }

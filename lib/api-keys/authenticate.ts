@@ -29,7 +29,7 @@ export async function authenticate(
 
   const hash = hashKeyValue(services.keys.apiKeyPepper, value);
   const keys = createApiKeyQueries(services.db);
-  const key = await keys.findCredential(hash);
+  const key = await findCredential(services, hash);
   // The hash covers the whole value, prefix included; the checks below are
   // defence in depth against a row that does not match what was presented.
   if (!key || !sameHash(key.secret_hash, hash) || key.environment !== claimed.environment) {
@@ -80,6 +80,16 @@ export async function authenticate(
     keyType: key.key_type,
     scopes: key.scopes,
   };
+}
+
+/** The key a value's hash names: from the credential cache when it holds it, else from the database. */
+async function findCredential(services: Services, hash: Buffer): Promise<CredentialRow | null> {
+  const cached = services.credentials.get(hash);
+  if (cached) return cached;
+  const ticket = services.credentials.ticket();
+  const found = await createApiKeyQueries(services.db).findCredential(hash);
+  if (found) services.credentials.store(hash, found, ticket);
+  return found;
 }
 
 /**

@@ -135,6 +135,8 @@ export async function updateApiKey(services: Services, caller: Caller, id: strin
     });
     return updated;
   });
+  // This process stops using the old credentials now; the others when the change's notice reaches them.
+  services.credentials.forget();
   return presentApiKey(row);
 }
 
@@ -184,6 +186,7 @@ export async function revokeApiKey(services: Services, caller: Caller, id: strin
     });
     return revoked;
   });
+  services.credentials.forget();
   return { ...presentApiKey(row), revoked: true as const };
 }
 
@@ -209,6 +212,7 @@ export async function rotateApiKey(services: Services, caller: Caller, id: strin
     });
     return { rotated, value, validUntil };
   });
+  services.credentials.forget();
   return {
     ...presentApiKey(result.rotated),
     key: result.value,

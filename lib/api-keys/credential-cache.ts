@@ -1,0 +1,122 @@
+import pg from 'pg';
+import type { CredentialRow } from '../db/queries/api-keys.ts';
+
+// The API's credentials, kept in process so that an authenticated request does
+// not wait for PostgreSQL to look its key up (docs/api-keys.md, "Revocation").
+// Correctness comes first: a key that changes (revoked, deactivated, its scopes,
+// addresses, expiry or value changed) must stop working everywhere at once.
+//
+// - Every such change fires `NOTIFY valise_api_keys_changed` from the database
+//   itself (triggers of migration 0020), whichever process or tool makes it, and
+//   every API process LISTENs: the cache is emptied when the change commits.
+// - The process that makes a change also empties its own cache at once
+//   (`forget()`), not waiting for its notification to come back.
+// - While the LISTEN connection is not up (starting, lost, reconnecting) the
+//   cache is not used at all, and it starts empty when the connection is back:
+//   no notification can be missed unseen.
+// - A lookup that started before a change cannot put its stale row back after
+//   the change emptied the cache: each entry is stored only if no change came
+//   in between (the generation check).
+// Misses are never cached: a key created a moment ago works at once.
+
+export const CHANNEL = 'valise_api_keys_changed';
+const MAX_ENTRIES = 10_000;
+/** Longest an unchanged entry is kept: only to bound memory for keys no longer used. */
+const ENTRY_MS = 5 * 60_000;
+const RECONNECT_MS = [100, 500, 1_000, 5_000] as const;
+
+type Entry = { row: CredentialRow; storedAt: number };
+
+export class CredentialCache {
+  private readonly entries = new Map<string, Entry>();
+  private generation = 0;
+  private listening = false;
+  /** The LISTEN connection, up or being opened. */
+  private client: pg.Client | null = null;
+  private databaseUrl = '';
+  private closed = false;
+  private attempts = 0;
+  private readonly warn: (message: string) => void;
+
+  constructor(warn: (message: string) => void = (message) => process.stderr.write(`api: ${message}\n`)) {
+    this.warn = warn;
+  }
+
+  /** A lookup's ticket: present it to `store` so that a change in between keeps the row out. */
+  ticket(): number {
+    return this.generation;
+  }
+
+  get(hash: Buffer): CredentialRow | null {
+    if (!this.listening) return null;
+    const key = hash.toString('base64');
+    const entry = this.entries.get(key);
+    if (!entry) return null;
+    if (Date.now() - entry.storedAt > ENTRY_MS) {
+      this.entries.delete(key);
+      return null;
+    }
+    return entry.row;
+  }
+
+  store(hash: Buffer, row: CredentialRow, ticket: number): void {
+    if (!this.listening || ticket !== this.generation) return;
+    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(hash.toString('base64'), { row, storedAt: Date.now() });
+  }
+
+  /** A key changed: nothing cached before now may be used again. */
+  forget(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+
+  /** Listens for changes on a connection of its own; until it is up, nothing is cached. */
+  async listen(databaseUrl: string): Promise<void> {
+    if (this.closed) return;
+    this.databaseUrl = databaseUrl;
+    const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
+    this.client = client;
+    client.on('notification', () => this.forget());
+    client.on('error', (error: Error) => this.lost(client, error));
+    client.on('end', () => this.lost(client, new Error('connection ended')));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (error) {
+      this.lost(client, error as Error);
+      return;
+    }
+    if (this.closed || this.client !== client) {
+      await client.end().catch(() => {});
+      return;
+    }
+    this.attempts = 0;
+    // Changes made while not listening went unheard: start empty.
+    this.forget();
+    this.listening = true;
+  }
+
+  private lost(client: pg.Client, error: Error): void {
+    // An error and the end of the same connection are one loss.
+    if (this.client !== client) return;
+    this.listening = false;
+    this.forget();
+    this.client = null;
+    client.end().catch(() => {});
+    if (this.closed) return;
+    const delayMs = RECONNECT_MS[Math.min(this.attempts, RECONNECT_MS.length - 1)] ?? 5_000;
+    if (this.attempts === 0) this.warn(`credential cache off until its LISTEN connection is back: ${error.message}`);
+    this.attempts++;
+    setTimeout(() => void this.listen(this.databaseUrl), delayMs).unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listening = false;
+    this.forget();
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => {});
+  }
+}
