@@ -34,7 +34,7 @@ export const mib = (kib: number) => round(kib / 1024, 1);
 // --- data: generated on the fly, hashed on both ends --------------------------------------------------------------
 
 /** `size` bytes of one random 1 MiB block repeated, hashed as they are read. */
-export function generated(size: number) {
+export function generated(size: number, block: Buffer = BLOCK) {
   const hash = createHash('sha256');
   let produced = 0;
   const stream = new Readable({
@@ -43,7 +43,7 @@ export function generated(size: number) {
         this.push(null);
         return;
       }
-      const chunk = BLOCK.subarray(0, Math.min(BLOCK.length, size - produced));
+      const chunk = block.subarray(0, Math.min(block.length, size - produced));
       produced += chunk.length;
       hash.update(chunk);
       this.push(chunk);
