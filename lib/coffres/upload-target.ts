@@ -1,7 +1,7 @@
 import { createCoffreQueries } from '../db/queries/coffres.ts';
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import type { UploadTarget } from '../uploads/receive.ts';
+import { type UploadTarget, uploadedFileView } from '../uploads/receive.ts';
 import type { UploadAddress } from '../uploads/tokens.ts';
 import { itemIdOf } from './ids.ts';
 
@@ -24,16 +24,6 @@ export async function coffreUploadTarget(services: Services, address: UploadAddr
     mode: 'server',
     refusal,
     uploaded: (fileId) => services.coffreWorkflows.itemUploaded(fileId),
-    present: (stored) => ({
-      id: itemIdOf(stored.id),
-      object: 'coffre_item' as const,
-      name: stored.name,
-      size: stored.size,
-      mime_type: stored.mime_type,
-      upload_state: stored.upload_state,
-      bytes_received: stored.bytes_received,
-      sha256: stored.sha256,
-      scan_status: stored.scan_status,
-    }),
+    present: (stored) => uploadedFileView(stored, itemIdOf(stored.id), 'coffre_item'),
   };
 }

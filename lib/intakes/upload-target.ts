@@ -1,7 +1,7 @@
 import { createIntakeQueries } from '../db/queries/intakes.ts';
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import type { UploadTarget } from '../uploads/receive.ts';
+import { type UploadTarget, uploadedFileView } from '../uploads/receive.ts';
 import type { UploadAddress } from '../uploads/tokens.ts';
 
 /** An intake file's upload URL: where its bytes go, and whether its document still takes them. */
@@ -25,16 +25,6 @@ export async function intakeUploadTarget(services: Services, address: UploadAddr
     mode: intake.encryption_mode === 'e2e_asym' ? 'e2e' : 'server',
     refusal,
     uploaded: (fileId) => services.intakeWorkflows.fileUploaded(document.id, fileId),
-    present: (stored) => ({
-      id: stored.id,
-      object: 'intake_file' as const,
-      name: stored.name,
-      size: stored.size,
-      mime_type: stored.mime_type,
-      upload_state: stored.upload_state,
-      bytes_received: stored.bytes_received,
-      sha256: stored.sha256,
-      scan_status: stored.scan_status,
-    }),
+    present: (stored) => uploadedFileView(stored, stored.id, 'intake_file'),
   };
 }

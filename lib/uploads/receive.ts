@@ -40,6 +40,12 @@ export type UploadedFileView = {
   scan_status: StoredFile['scan_status'];
 };
 
+/** A stored file as the upload routes answer it, for owners whose files have no view of their own. */
+export function uploadedFileView(stored: StoredFile, id: string, object: UploadedFileView['object']): UploadedFileView {
+  const { name, size, mime_type, upload_state, bytes_received, sha256, scan_status } = stored;
+  return { id, object, name, size, mime_type, upload_state, bytes_received, sha256, scan_status };
+}
+
 /** One file to receive, and what its owner says about it. */
 export type UploadTarget = {
   table: FileTable;

@@ -2,7 +2,7 @@ import { startMemberArchive } from '../../../lib/coffres/archive.ts';
 import { clientIp } from '../../client-ip.ts';
 import { defineRoute } from '../../route.ts';
 import { archiveTokenParams } from '../shares/archive.ts';
-import { archiveResponse, endOfDownload, holdDownloadSlot, limitDuration } from '../shares/download.ts';
+import { archiveResponse, holdDownloadSlot, limitDuration, streamedDownload } from '../shares/download.ts';
 
 export const archiveDownloadRoute = defineRoute({
   method: 'GET',
@@ -18,9 +18,7 @@ export const archiveDownloadRoute = defineRoute({
       'revoked or loses download access; items deleted since are left out. Each item is logged as `downloaded`.',
     tags: ['api', 'coffres'],
     validate: { params: archiveTokenParams },
-    timeout: { socket: false },
-    response: { ranges: false },
-    ext: endOfDownload,
+    ...streamedDownload,
   },
   handler: async (request, h) => {
     const { services } = request.server.app;

@@ -4,7 +4,7 @@ import { ITEM_ID_PATTERN } from '../../../lib/coffres/ids.ts';
 import { clientIp } from '../../client-ip.ts';
 import { defineRoute } from '../../route.ts';
 import { callerOf } from '../../types.ts';
-import { archiveResponse, endOfDownload, limitDuration } from '../shares/download.ts';
+import { archiveResponse, limitDuration, streamedDownload } from '../shares/download.ts';
 import { coffreParams } from './schemas.ts';
 
 const itemIdList = new RegExp(
@@ -35,9 +35,7 @@ export const archiveRoute = defineRoute({
         item_ids: Joi.string().pattern(itemIdList, 'comma-separated item ids').description('`cofi_…,cofi_…`'),
       }),
     },
-    timeout: { socket: false },
-    response: { ranges: false },
-    ext: endOfDownload,
+    ...streamedDownload,
   },
   handler: async (request, h) => {
     const { services } = request.server.app;

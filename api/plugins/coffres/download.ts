@@ -3,12 +3,12 @@ import { openItem } from '../../../lib/coffres/items.ts';
 import { clientIp } from '../../client-ip.ts';
 import { defineRoute } from '../../route.ts';
 import {
-  endOfDownload,
-  headersOf,
+  fileResponse,
   holdDownloadSlot,
   limitDuration,
   linkTokenParams,
   requestedRange,
+  streamedDownload,
 } from '../shares/download.ts';
 
 export const downloadRoute = defineRoute({
@@ -25,9 +25,7 @@ export const downloadRoute = defineRoute({
       'is written to the vault\u2019s access log as `downloaded`.',
     tags: ['api', 'coffres'],
     validate: { params: linkTokenParams },
-    timeout: { socket: false },
-    response: { ranges: false },
-    ext: endOfDownload,
+    ...streamedDownload,
   },
   handler: async (request, h) => {
     const { services } = request.server.app;
@@ -37,12 +35,6 @@ export const downloadRoute = defineRoute({
     holdDownloadSlot(request, { id: coffre.id, kind: 'vault' });
     const content = await openItem(services, item, range);
     limitDuration(request, services.config.transfers.downloads);
-    const response = h
-      .response(content)
-      .code(range ? 206 : 200)
-      .compressed('identity');
-    const headers = headersOf({ size: item.size, range, name: item.name, mimeType: item.mime_type });
-    for (const [name, value] of Object.entries(headers)) response.header(name, value);
-    return response;
+    return fileResponse(h, content, { size: item.size, range, name: item.name, mimeType: item.mime_type });
   },
 });

@@ -1,12 +1,12 @@
 import { openIntakeDownload, resolveIntakeDownload } from '../../../lib/intakes/documents.ts';
 import { defineRoute } from '../../route.ts';
 import {
-  endOfDownload,
-  headersOf,
+  fileResponse,
   holdDownloadSlot,
   limitDuration,
   linkTokenParams,
   requestedRange,
+  streamedDownload,
 } from '../shares/download.ts';
 
 export const downloadRoute = defineRoute({
@@ -23,9 +23,7 @@ export const downloadRoute = defineRoute({
       'decrypted. Supports a single HTTP Range.',
     tags: ['api', 'intakes'],
     validate: { params: linkTokenParams },
-    timeout: { socket: false },
-    response: { ranges: false },
-    ext: endOfDownload,
+    ...streamedDownload,
   },
   handler: async (request, h) => {
     const { services } = request.server.app;
@@ -35,18 +33,12 @@ export const downloadRoute = defineRoute({
     holdDownloadSlot(request, { id: target.intake.id, kind: 'intake' });
     const content = await openIntakeDownload(services, target, range);
     limitDuration(request, services.config.transfers.downloads);
-    const response = h
-      .response(content)
-      .code(range ? 206 : 200)
-      .compressed('identity');
-    const headers = headersOf({
+    return fileResponse(h, content, {
       size: target.file.size,
       range,
       name: target.file.name,
       // End-to-end documents send their ciphertext: no type of the plaintext applies.
       mimeType: target.intake.encryption_mode === 'e2e_asym' ? 'application/octet-stream' : target.file.mime_type,
     });
-    for (const [name, value] of Object.entries(headers)) response.header(name, value);
-    return response;
   },
 });

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { openArchiveLink } from '../../../lib/zip/archives.ts';
 import { defineRoute } from '../../route.ts';
-import { archiveResponse, endOfDownload, holdDownloadSlot, limitDuration } from './download.ts';
+import { archiveResponse, holdDownloadSlot, limitDuration, streamedDownload } from './download.ts';
 
 /** An archive link's token: its list of transfers (or vault items) makes it longer than a file's. */
 export const archiveTokenParams = Joi.object<{ token: string }>({
@@ -23,9 +23,7 @@ export const archiveRoute = defineRoute({
       "Streams the ZIP of an archive link (`POST /v1/shares/{code}/archive-link`, `POST /v1/shared-collections/{code}/archive-link`) with `Content-Length`; no Range. One request at a time; spent once the whole archive has been sent (a broken download may start again, up to twice the archive's size in all). The download limits and timeouts of `GET /v1/downloads/{token}` apply.",
     tags: ['api', 'shares'],
     validate: { params: archiveTokenParams },
-    timeout: { socket: false },
-    response: { ranges: false },
-    ext: endOfDownload,
+    ...streamedDownload,
   },
   handler: async (request, h) => {
     const { services } = request.server.app;

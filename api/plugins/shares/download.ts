@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 import { verifyToken } from '../../../lib/crypto/signed-token.ts';
@@ -62,7 +63,7 @@ export function holdDownloadSlot(
 }
 
 /** The route extension that undoes, once a download's response has ended, what limitDuration set up. */
-export const endOfDownload = {
+const endOfDownload = {
   onPostResponse: {
     method: (request: AnyRequest, h: { continue: symbol }) => {
       endings.get(request)?.();
@@ -70,6 +71,27 @@ export const endOfDownload = {
     },
   },
 };
+
+/**
+ * Route options every streamed download shares: not hapi's socket timeout (the handler sets an
+ * idle timeout once the body starts, `limitDuration`), no ranges of hapi's (the handler serves them
+ * from the segments they need, and sends bodies as they are), the slot released at the end.
+ */
+export const streamedDownload = {
+  timeout: { socket: false as const },
+  response: { ranges: false },
+  ext: endOfDownload,
+};
+
+/** The response that streams a file, or the range of it the request asked for. */
+export function fileResponse(h: ResponseToolkit, content: Readable, download: Omit<Download, 'content'>) {
+  const response = h
+    .response(content)
+    .code(download.range ? 206 : 200)
+    .compressed('identity');
+  for (const [name, value] of Object.entries(headersOf(download))) response.header(name, value);
+  return response;
+}
 
 export const downloadRoute = defineRoute({
   method: 'GET',
@@ -83,11 +105,7 @@ export const downloadRoute = defineRoute({
       'Streams the file (decrypted in server mode). Supports a single HTTP Range. Links expire after 300 seconds. A client that reads nothing for `DOWNLOAD_IDLE_TIMEOUT` (60 s), or is still downloading after `DOWNLOAD_REQUEST_TIMEOUT` (6 h), is disconnected (resume with Range). Past `DOWNLOADS_PER_IP` downloads at once from one address or `DOWNLOADS_PER_TRANSFER` of one transfer: 429 `rate_limited` with `Retry-After`.',
     tags: ['api', 'shares'],
     validate: { params: linkTokenParams },
-    // Not hapi's socket timeout: the handler sets the idle timeout once the body starts.
-    timeout: { socket: false },
-    // Ranges are served here, from the segments they need, and bodies are sent as they are.
-    response: { ranges: false },
-    ext: endOfDownload,
+    ...streamedDownload,
   },
   handler: async (request, h) => {
     const { services } = request.server.app;
@@ -111,12 +129,7 @@ export const downloadRoute = defineRoute({
           .catch((error: Error) => request.log(['error', 'recipients'], error.stack ?? error.message)),
       );
     }
-    const response = h
-      .response(counted?.body ?? download.content)
-      .code(download.range ? 206 : 200)
-      .compressed('identity');
-    for (const [name, value] of Object.entries(headersOf(download))) response.header(name, value);
-    return response;
+    return fileResponse(h, counted?.body ?? download.content, download);
   },
 });
 
@@ -134,7 +147,7 @@ export function requestedRange(request: AnyRequest, size: number): ByteRange | u
 }
 
 /** The headers of a download's response: what it is, how much of it, and how to treat it. */
-export function headersOf(download: Omit<Download, 'content'>): Record<string, string> {
+function headersOf(download: Omit<Download, 'content'>): Record<string, string> {
   const { range, size } = download;
   const headers: Record<string, string> = {
     'Content-Type': download.mimeType,

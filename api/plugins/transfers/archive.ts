@@ -2,7 +2,7 @@ import { ownerArchive } from '../../../lib/zip/archives.ts';
 import { defineRoute } from '../../route.ts';
 import { idParams } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
-import { archiveResponse, endOfDownload, limitDuration } from '../shares/download.ts';
+import { archiveResponse, limitDuration, streamedDownload } from '../shares/download.ts';
 
 export const archiveRoute = defineRoute({
   method: 'GET',
@@ -21,9 +21,7 @@ export const archiveRoute = defineRoute({
       },
     },
     validate: { params: idParams },
-    timeout: { socket: false },
-    response: { ranges: false },
-    ext: endOfDownload,
+    ...streamedDownload,
   },
   handler: async (request, h) => {
     const { services } = request.server.app;

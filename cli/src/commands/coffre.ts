@@ -1,12 +1,12 @@
 import { resolve } from 'node:path';
 import type { Coffre, CoffreAccessEntry, CoffreItem, CoffreMember } from '../../../sdk/src/index.ts';
 import { toDirectory } from '../../../sdk/src/node.ts';
-import { durationHours, expectPositionals, parseCommand, positiveInteger, runSubcommand } from '../args.ts';
+import { durationHours, expectPositionals, parseCommand, runSubcommand } from '../args.ts';
 import type { Context } from '../context.ts';
 import { CliError, UsageError } from '../exit-codes.ts';
 import { formatBytes, formatTime, note, printFields, printJson, printLine, printTable } from '../output.ts';
 import { saveArchive } from './archive.ts';
-import { listOutput } from './lists.ts';
+import { listArguments, listOutput } from './lists.ts';
 
 const USAGE = `valise coffre create --name TEXT [--description TEXT] [--expires 30d]
        valise coffre ls [--limit N] [--all]
@@ -67,10 +67,9 @@ async function create(argv: string[], ctx: Context): Promise<void> {
 }
 
 async function list(argv: string[], ctx: Context): Promise<void> {
-  const { values, positionals } = parseCommand(argv, { limit: { type: 'string' }, all: { type: 'boolean' } }, USAGE);
-  expectPositionals(positionals, [], USAGE);
-  const request = ctx.client().coffres.list({ limit: positiveInteger(values.limit, '--limit') });
-  await listOutput(ctx, request, values.all ?? false, (rows: Coffre[]) =>
+  const { limit, all } = listArguments(argv, [], USAGE);
+  const request = ctx.client().coffres.list({ limit });
+  await listOutput(ctx, request, all, (rows: Coffre[]) =>
     printTable(
       rows,
       [
@@ -122,10 +121,10 @@ async function invite(argv: string[], ctx: Context): Promise<void> {
 }
 
 async function members(argv: string[], ctx: Context): Promise<void> {
-  const { values, positionals } = parseCommand(argv, { limit: { type: 'string' }, all: { type: 'boolean' } }, USAGE);
-  const [id = ''] = expectPositionals(positionals, ['COFFRE_ID'], USAGE);
-  const request = ctx.client().coffres.listMembers(id, { limit: positiveInteger(values.limit, '--limit') });
-  await listOutput(ctx, request, values.all ?? false, (rows: CoffreMember[]) =>
+  const { positionals, limit, all } = listArguments(argv, ['COFFRE_ID'], USAGE);
+  const [id = ''] = positionals;
+  const request = ctx.client().coffres.listMembers(id, { limit });
+  await listOutput(ctx, request, all, (rows: CoffreMember[]) =>
     printTable(
       rows,
       [
@@ -161,10 +160,10 @@ async function put(argv: string[], ctx: Context): Promise<void> {
 }
 
 async function items(argv: string[], ctx: Context): Promise<void> {
-  const { values, positionals } = parseCommand(argv, { limit: { type: 'string' }, all: { type: 'boolean' } }, USAGE);
-  const [id = ''] = expectPositionals(positionals, ['COFFRE_ID'], USAGE);
-  const request = ctx.client().coffres.listItems(id, { limit: positiveInteger(values.limit, '--limit') });
-  await listOutput(ctx, request, values.all ?? false, (rows: CoffreItem[]) =>
+  const { positionals, limit, all } = listArguments(argv, ['COFFRE_ID'], USAGE);
+  const [id = ''] = positionals;
+  const request = ctx.client().coffres.listItems(id, { limit });
+  await listOutput(ctx, request, all, (rows: CoffreItem[]) =>
     printTable(
       rows,
       [
@@ -217,10 +216,10 @@ async function zip(argv: string[], ctx: Context): Promise<void> {
 }
 
 async function log(argv: string[], ctx: Context): Promise<void> {
-  const { values, positionals } = parseCommand(argv, { limit: { type: 'string' }, all: { type: 'boolean' } }, USAGE);
-  const [id = ''] = expectPositionals(positionals, ['COFFRE_ID'], USAGE);
-  const request = ctx.client().coffres.accessLog(id, { limit: positiveInteger(values.limit, '--limit') });
-  await listOutput(ctx, request, values.all ?? false, (rows: CoffreAccessEntry[]) =>
+  const { positionals, limit, all } = listArguments(argv, ['COFFRE_ID'], USAGE);
+  const [id = ''] = positionals;
+  const request = ctx.client().coffres.accessLog(id, { limit });
+  await listOutput(ctx, request, all, (rows: CoffreAccessEntry[]) =>
     printTable(
       rows,
       [

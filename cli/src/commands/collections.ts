@@ -1,9 +1,9 @@
 import type { Collection, CollectionSummary, CreateCollectionParams } from '../../../sdk/src/index.ts';
-import { expectPositionals, parseCommand, positiveInteger, runSubcommand } from '../args.ts';
+import { expectPositionals, parseCommand, runSubcommand } from '../args.ts';
 import type { Context } from '../context.ts';
 import { UsageError } from '../exit-codes.ts';
 import { formatTime, note, printFields, printJson, printLine, printTable } from '../output.ts';
-import { listOutput } from './lists.ts';
+import { listArguments, listOutput } from './lists.ts';
 
 const USAGE = `valise collections create --title TEXT [--description TEXT] [TRANSFER_ID…]
        valise collections ls [--limit N] [--all]
@@ -53,10 +53,9 @@ async function create(argv: string[], ctx: Context): Promise<void> {
 }
 
 async function list(argv: string[], ctx: Context): Promise<void> {
-  const { values, positionals } = parseCommand(argv, { limit: { type: 'string' }, all: { type: 'boolean' } }, USAGE);
-  expectPositionals(positionals, [], USAGE);
-  const request = ctx.client().collections.list({ limit: positiveInteger(values.limit, '--limit') });
-  await listOutput(ctx, request, values.all ?? false, (rows: CollectionSummary[]) =>
+  const { limit, all } = listArguments(argv, [], USAGE);
+  const request = ctx.client().collections.list({ limit });
+  await listOutput(ctx, request, all, (rows: CollectionSummary[]) =>
     printTable(
       rows,
       [

@@ -16,7 +16,7 @@ import { durationHours, expectPositionals, parseCommand, positiveInteger, runSub
 import type { Context } from '../context.ts';
 import { CliError, UsageError } from '../exit-codes.ts';
 import { formatBytes, formatTime, note, printFields, printJson, printLine, printTable } from '../output.ts';
-import { listOutput } from './lists.ts';
+import { listArguments, listOutput } from './lists.ts';
 
 const USAGE = `valise intake keygen -o KEY_FILE [--kem MLKEM768-X25519|DHKEM-X25519]
        valise intake create --title TEXT [--key KEY_FILE | --server] [--instructions TEXT] [--retention 720h]
@@ -141,10 +141,9 @@ async function create(argv: string[], ctx: Context): Promise<void> {
 }
 
 async function list(argv: string[], ctx: Context): Promise<void> {
-  const { values, positionals } = parseCommand(argv, { limit: { type: 'string' }, all: { type: 'boolean' } }, USAGE);
-  expectPositionals(positionals, [], USAGE);
-  const request = ctx.client().intakes.list({ limit: positiveInteger(values.limit, '--limit') });
-  await listOutput(ctx, request, values.all ?? false, (rows: Intake[]) =>
+  const { limit, all } = listArguments(argv, [], USAGE);
+  const request = ctx.client().intakes.list({ limit });
+  await listOutput(ctx, request, all, (rows: Intake[]) =>
     printTable(
       rows,
       [
@@ -169,10 +168,10 @@ async function show(argv: string[], ctx: Context): Promise<void> {
 }
 
 async function docs(argv: string[], ctx: Context): Promise<void> {
-  const { values, positionals } = parseCommand(argv, { limit: { type: 'string' }, all: { type: 'boolean' } }, USAGE);
-  const [id = ''] = expectPositionals(positionals, ['INTAKE_ID'], USAGE);
-  const request = ctx.client().intakes.listDocuments(id, { limit: positiveInteger(values.limit, '--limit') });
-  await listOutput(ctx, request, values.all ?? false, (rows: IntakeDocument[]) =>
+  const { positionals, limit, all } = listArguments(argv, ['INTAKE_ID'], USAGE);
+  const [id = ''] = positionals;
+  const request = ctx.client().intakes.listDocuments(id, { limit });
+  await listOutput(ctx, request, all, (rows: IntakeDocument[]) =>
     printTable(
       rows,
       [

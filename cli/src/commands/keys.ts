@@ -10,7 +10,7 @@ import { UsageError } from '../exit-codes.ts';
 import { formatTime, note, printJson, printLine, printTable } from '../output.ts';
 import { withMfa } from '../prompt.ts';
 import { visible } from '../terminal.ts';
-import { listOutput } from './lists.ts';
+import { listArguments, listOutput } from './lists.ts';
 
 const USAGE = `valise keys create --name NAME [--restricted --scope SCOPE…] [--expires-in-days N] [--allowed-ip IP…] [--max-uses N] [--mfa-code CODE]
        valise keys ls [--limit N] [--all]
@@ -60,10 +60,9 @@ async function create(argv: string[], ctx: Context): Promise<void> {
 }
 
 async function list(argv: string[], ctx: Context): Promise<void> {
-  const { values, positionals } = parseCommand(argv, { limit: { type: 'string' }, all: { type: 'boolean' } }, USAGE);
-  expectPositionals(positionals, [], USAGE);
-  const request = ctx.client().apiKeys.list({ limit: positiveInteger(values.limit, '--limit') });
-  await listOutput(ctx, request, values.all ?? false, (rows: ApiKey[]) =>
+  const { limit, all } = listArguments(argv, [], USAGE);
+  const request = ctx.client().apiKeys.list({ limit });
+  await listOutput(ctx, request, all, (rows: ApiKey[]) =>
     printTable(
       rows,
       [

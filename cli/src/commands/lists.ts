@@ -1,4 +1,5 @@
 import type { ListEnvelope, PageRequest } from '../../../sdk/src/index.ts';
+import { expectPositionals, parseCommand, positiveInteger } from '../args.ts';
 import type { Context } from '../context.ts';
 import { note, printJson } from '../output.ts';
 
@@ -22,4 +23,14 @@ export async function listOutput<T>(
   if (ctx.json) return printJson(envelope);
   render(data);
   if (!all && first.hasMore) note('More results: use --all, or a larger --limit.');
+}
+
+/** A list command's arguments: its positionals (`names`, in order), `--limit N` and `--all`. */
+export function listArguments(argv: string[], names: string[], usage: string) {
+  const { values, positionals } = parseCommand(argv, { limit: { type: 'string' }, all: { type: 'boolean' } }, usage);
+  return {
+    positionals: expectPositionals(positionals, names, usage),
+    limit: positiveInteger(values.limit, '--limit'),
+    all: values.all ?? false,
+  };
 }

@@ -4,7 +4,7 @@ import type { Context } from '../context.ts';
 import { CliError, EXIT_API, UsageError } from '../exit-codes.ts';
 import { formatTime, note, printJson, printLine, printTable } from '../output.ts';
 import { visible } from '../terminal.ts';
-import { listOutput } from './lists.ts';
+import { listArguments, listOutput } from './lists.ts';
 
 const USAGE = `valise webhooks create --url URL [--event TYPE…] [--name NAME] [--description TEXT]
        valise webhooks ls [--limit N] [--all]
@@ -49,10 +49,9 @@ async function create(argv: string[], ctx: Context): Promise<void> {
 }
 
 async function list(argv: string[], ctx: Context): Promise<void> {
-  const { values, positionals } = parseCommand(argv, { limit: { type: 'string' }, all: { type: 'boolean' } }, USAGE);
-  expectPositionals(positionals, [], USAGE);
-  const request = ctx.client().webhooks.list({ limit: positiveInteger(values.limit, '--limit') });
-  await listOutput(ctx, request, values.all ?? false, (rows: Webhook[]) =>
+  const { limit, all } = listArguments(argv, [], USAGE);
+  const request = ctx.client().webhooks.list({ limit });
+  await listOutput(ctx, request, all, (rows: Webhook[]) =>
     printTable(
       rows,
       [
