@@ -94,3 +94,31 @@ test('with storing 0 the parts take turns, and a short or long body is refused',
     message: /longer than declared/,
   });
 });
+
+test('a body cut while a part is being stored: settled() waits until that part is committed', async (t) => {
+  const committed: number[] = [];
+  const writer = new PartWriter(
+    parts(3, 10),
+    {
+      store: async (part) => {
+        await delay(50);
+        return part.number;
+      },
+      commit: async (part) => {
+        committed.push(part.number);
+      },
+    },
+    { storing: 2 },
+  );
+  const cut = Readable.from(
+    (async function* () {
+      yield Buffer.alloc(15, 1);
+      await delay(5);
+      throw new Error('connection reset');
+    })(),
+  );
+  await t.throwsAsync(pipeline(cut, writer), { message: 'connection reset' });
+  t.deepEqual(committed, [], 'the first part was still being stored when the body failed');
+  await writer.settled();
+  t.deepEqual(committed, [1], 'what was stored is recorded before the request gives up its lease');
+});

@@ -84,6 +84,11 @@ export class PartWriter<Stored> extends Writable {
     callback(error);
   }
 
+  /** Once every part started has been stored and committed, or has failed. */
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.pending);
+  }
+
   private async consume(chunk: Buffer): Promise<void> {
     this.received += chunk.length;
     let offset = 0;

@@ -219,7 +219,14 @@ async function streamParts(
     },
     { storing: limits.partsStoring },
   );
-  await pipeline(body, guard, ...stages, writer);
+  try {
+    await pipeline(body, guard, ...stages, writer);
+  } catch (error) {
+    // A cut connection may leave parts being stored: they are recorded (under this request's
+    // lease, released only after this) before the error is answered, so a resume keeps them.
+    await writer.settled();
+    throw error;
+  }
   // A chunk that ends before the file does leaves its parts committed and the file waiting for the next.
   if (end === file.size) {
     await objects.completeMultipart(file.object_key, multipartId, parts);
