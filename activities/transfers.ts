@@ -103,6 +103,7 @@ export function createTransferActivities(deps: TransferActivityDeps) {
         // How often a transfer waiting for a decision looks at it again, in case a signal was lost.
         approvalRecheckMs: deps.config.transfers.approvalRecheckMs,
         recipient: transfer.recipient,
+        scansInParallel: deps.config.clamd.scansPerTransfer,
       };
     },
 
@@ -115,12 +116,21 @@ export function createTransferActivities(deps: TransferActivityDeps) {
       await transfers.setScanning(transferId, 'scanning');
     },
 
-    /** Streams one file through decryption, SHA-256 and clamd; records what it found. */
+    /**
+     * Streams one uploaded file through decryption, SHA-256 and clamd; records what it found. It
+     * may run while the transfer's other files are still uploading: a file is scanned as soon as
+     * it is complete.
+     */
     async scanFile(fileId: string): Promise<ScanOutcome> {
       const file = await transfers.file(fileId);
       if (!file) throw ApplicationFailure.nonRetryable(`file ${fileId} does not exist`, 'NotFound');
       const transfer = await mustLoad(file.transfer_id);
-      if (transferPhase(transfer) !== 'scanning') return 'skipped';
+      const phase = transferPhase(transfer);
+      if (phase !== 'scanning' && phase !== 'uploading') return 'skipped';
+      // The workflow asks once the API has signalled the upload, after its commit: a miss is a race.
+      if (file.upload_state !== 'uploaded') {
+        throw ApplicationFailure.retryable(`file ${fileId} is not uploaded yet`, 'NotUploaded');
+      }
       if (transfer.encryption_mode === 'e2e') {
         // Ciphertext the server cannot read: check it is all there, and say it was not scanned.
         const stored = await objects.size(file.object_key);

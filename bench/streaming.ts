@@ -98,6 +98,30 @@ export async function getStream(url: string): Promise<IncomingMessage> {
   return response;
 }
 
+/**
+ * One curl transfer (`args` say what): curl's own timing (`time_total`), the status and the bytes
+ * each way. curl is the client both of Valise and of raw MinIO in the rows that compare them, so
+ * neither side pays for a Node client the other does not.
+ */
+export async function curl(args: string[]) {
+  const format = '%{http_code} %{time_total} %{size_upload} %{size_download}';
+  const { stdout } = await promisify(execFile)('curl', ['-sS', '-o', '/dev/null', '-w', format, ...args], {
+    maxBuffer: 1024 * 1024,
+  });
+  const [status, seconds, uploaded, downloaded] = stdout.trim().split(' ');
+  return {
+    status: Number(status),
+    seconds: Number(seconds),
+    uploaded: Number(uploaded),
+    downloaded: Number(downloaded),
+  };
+}
+
+/** curl's arguments to sign a request to the object store (S3 SigV4) with the app's credentials. */
+export function curlS3Auth(s3: { region: string; accessKeyId: string; secretAccessKey: string }) {
+  return ['--aws-sigv4', `aws:amz:${s3.region}:s3`, '--user', `${s3.accessKeyId}:${s3.secretAccessKey}`];
+}
+
 export function apiClient(url: string, key: string) {
   return async (method: string, path: string, body?: unknown): Promise<any> => {
     const response = await fetch(url + path, {

@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Client } from '@temporalio/client';
@@ -14,6 +18,8 @@ import { runContext, writeResults } from './results.ts';
 import {
   type Api,
   apiClient,
+  curl,
+  curlS3Auth,
   drain,
   GiB,
   generated,
@@ -48,6 +54,7 @@ import {
 const SIZE = Number(process.env.BENCH_BYTES ?? GiB);
 const BIG_SIZE = Number(process.env.BENCH_BIG_BYTES ?? 5 * GiB);
 const WARMUP_SIZE = Number(process.env.BENCH_WARMUP_BYTES ?? 64 * MiB);
+const CURL_SIZE = Number(process.env.BENCH_CURL_BYTES ?? 512 * MiB);
 const RAW_PART_SIZE = 8 * MiB;
 const RAW_QUEUE_SIZE = 4;
 
@@ -126,6 +133,8 @@ async function main() {
   let workspacePrefix: string | null = null;
   let api: Api | null = null;
   let stopApi: (() => Promise<void>) | null = null;
+
+  const scratch = mkdtempSync(join(tmpdir(), 'valise-bench-'));
 
   try {
     log(`${SIZE} bytes per transfer, ${BIG_SIZE} for the memory run; task queue ${config.temporal.taskQueue}`);
@@ -217,14 +226,18 @@ async function main() {
     if (scanRun.attempts !== 1)
       log(`the scan was retried (${scanRun.last_failure}): finalise + scan includes the retries`);
 
-    // The scan's ceiling: clamd alone, as many bytes straight into INSTREAM (no storage, no
-    // decryption). Not the same bytes: clamd remembers files it found clean by their hash and
-    // would answer from its cache. Bytes of the same make (a random 1 MiB block repeated).
-    log('clamd INSTREAM alone…');
+    // The scan's ceiling: clamd alone, as many bytes straight from a file into INSTREAM (no
+    // storage, no decryption). Not the very same bytes: clamd remembers files it found clean by
+    // their hash and would answer from its cache. Bytes of the same make (a random 1 MiB block
+    // repeated), written to a file first so the reading costs what a file costs.
+    log('clamd INSTREAM alone, from a file…');
     const scanner = createScanner(config.clamd);
-    const clamd = await timed(() => scanner.scan(generated(SIZE, randomBytes(MiB)).stream));
+    const scanPath = join(scratch, 'clamd-alone.bin');
+    await pipeline(generated(SIZE, randomBytes(MiB)).stream, createWriteStream(scanPath));
+    const clamd = await timed(() => scanner.scan(createReadStream(scanPath, { highWaterMark: MiB })));
+    rmSync(scanPath);
     if (clamd.value.status !== 'clean') throw new Error(`clamd alone answered ${JSON.stringify(clamd.value)}`);
-    rows.push(row('clamd INSTREAM alone (as many new bytes, from memory)', SIZE, clamd.seconds));
+    rows.push(row('clamd INSTREAM alone (as many new bytes, from a file)', SIZE, clamd.seconds));
 
     log('Valise download…');
     const links = await api('POST', `/v1/shares/${small.code}/download-links`, {});
@@ -233,6 +246,10 @@ async function main() {
     );
     checkSha256('Valise download', download.value.sha256, expected);
     rows.push(row('Valise GET (decrypt from MinIO)', SIZE, download.seconds));
+
+    const curlRows =
+      CURL_SIZE > 0 ? await curlBoth(api, { ...config.s3, bucket: Bucket }, scratch, run, transferIds) : [];
+    rows.push(...curlRows);
 
     // Memory: a bigger upload, beyond clamd's StreamMaxLength; its scan is not waited for.
     log(`Valise upload of ${BIG_SIZE} bytes (memory run)…`);
@@ -245,11 +262,17 @@ async function main() {
     checkSha256('Valise big upload (hash by the API)', bigUpload.value.sha256, bigSource.sha256());
     rows.push(row(`Valise PUT, memory run`, BIG_SIZE, bigUpload.seconds));
 
-    const ratios = {
+    const ratios: Record<string, number> = {
       'Valise PUT / raw PutObject': round(rawPut.seconds / upload.seconds),
       'Valise PUT / raw multipart': round(rawMultipart.seconds / upload.seconds),
       'Valise GET / raw GET': round(rawGet.seconds / download.seconds),
+      'clamd alone / Valise finalise + scan': round(clamd.seconds / scan.seconds),
     };
+    const [curlRawPut, curlPut, curlRawGet, curlGet] = curlRows;
+    if (curlRawPut && curlPut && curlRawGet && curlGet) {
+      ratios['curl: Valise PUT / MinIO PUT'] = round(curlRawPut.seconds / curlPut.seconds);
+      ratios['curl: Valise GET / MinIO GET'] = round(curlRawGet.seconds / curlGet.seconds);
+    }
     const rss = [upload.rss, download.rss, bigUpload.rss];
     return {
       startedAt,
@@ -259,6 +282,7 @@ async function main() {
           bytes: SIZE,
           big_bytes: BIG_SIZE,
           warmup_bytes: WARMUP_SIZE,
+          curl_bytes: CURL_SIZE,
           rss_interval_ms: RSS_INTERVAL_MS,
           raw_multipart: { part_size: RAW_PART_SIZE, queue_size: RAW_QUEUE_SIZE },
           task_queue: config.temporal.taskQueue,
@@ -283,8 +307,59 @@ async function main() {
     await stopApi?.();
     await Promise.allSettled([putKey, multipartKey].map((Key) => s3.send(new DeleteObjectCommand({ Bucket, Key }))));
     if (workspacePrefix) await waitUntilGone(s3, Bucket, workspacePrefix);
+    rmSync(scratch, { recursive: true, force: true });
     await db.end();
     await temporal.connection.close();
+  }
+}
+
+/**
+ * The same file sent and fetched by curl, once straight to MinIO (signed with the app's S3
+ * credentials) and once through Valise (its upload URL, then a download link), so both sides have
+ * the same client. Rows: MinIO PUT, Valise PUT, MinIO GET, Valise GET.
+ */
+async function curlBoth(
+  api: Api,
+  s3: Parameters<typeof curlS3Auth>[0] & { endpoint: string; bucket: string },
+  scratch: string,
+  run: string,
+  transferIds: string[],
+): Promise<Row[]> {
+  const path = join(scratch, 'curl.bin');
+  const source = generated(CURL_SIZE, randomBytes(MiB));
+  await pipeline(source.stream, createWriteStream(path));
+  const objectUrl = `${s3.endpoint.replace(/\/$/, '')}/${s3.bucket}/bench/${run}-curl`;
+  const expect = (what: string, result: Awaited<ReturnType<typeof curl>>, status: number) => {
+    const bytes = Math.max(result.uploaded, result.downloaded);
+    if (result.status !== status || bytes !== CURL_SIZE) {
+      throw new Error(`${what}: curl got ${result.status} after ${bytes} bytes`);
+    }
+    return result.seconds;
+  };
+  try {
+    log(`curl: ${CURL_SIZE} bytes to MinIO and to Valise…`);
+    const rawPut = expect('curl PUT to MinIO', await curl([...curlS3Auth(s3), '-T', path, objectUrl]), 200);
+    const transfer = await createTransfer(api, 'bench-curl.bin', CURL_SIZE);
+    transferIds.push(transfer.id);
+    const put = expect(
+      'curl PUT to Valise',
+      await curl(['-H', 'content-type: application/octet-stream', '-T', path, transfer.uploadUrl]),
+      200,
+    );
+    await waitUntilActive(api, transfer.id);
+    const rawGet = expect('curl GET from MinIO', await curl([...curlS3Auth(s3), objectUrl]), 200);
+    const links = await api('POST', `/v1/shares/${transfer.code}/download-links`, {});
+    const get = expect('curl GET from Valise', await curl([links.files[0].download_url]), 200);
+    const mb = (CURL_SIZE / MiB).toFixed(0);
+    return [
+      row(`curl PUT to MinIO (${mb} MiB, SigV4)`, CURL_SIZE, rawPut),
+      row(`curl PUT to Valise (${mb} MiB, its upload URL)`, CURL_SIZE, put),
+      row(`curl GET from MinIO (${mb} MiB, SigV4)`, CURL_SIZE, rawGet),
+      row(`curl GET from Valise (${mb} MiB, a download link)`, CURL_SIZE, get),
+    ];
+  } finally {
+    await curl([...curlS3Auth(s3), '-X', 'DELETE', objectUrl]).catch(() => undefined);
+    rmSync(path, { force: true });
   }
 }
 

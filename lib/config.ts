@@ -106,6 +106,8 @@ const schema = z
     SMTP_USER: z.string().optional(),
     SMTP_PASSWORD: z.string().optional(),
     CLAMD_TIMEOUT_MS: positive.default(60_000),
+    // clamd scans one stream on one thread: files of a transfer scanned side by side use more cores.
+    SCANS_PER_TRANSFER: positive.max(16).default(2),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: z.stringbool().default(false),
     // Dev and tests: the only host names webhooks resolve, `name=address,…`; nothing else is looked up.
     WEBHOOK_HOSTS: z
@@ -240,7 +242,12 @@ function toConfig(env: z.infer<typeof schema>) {
       requestTimeoutMs: env.S3_REQUEST_TIMEOUT,
       socketTimeoutMs: env.S3_SOCKET_TIMEOUT,
     },
-    clamd: { host: env.CLAMD_HOST, port: env.CLAMD_PORT, timeoutMs: env.CLAMD_TIMEOUT_MS },
+    clamd: {
+      host: env.CLAMD_HOST,
+      port: env.CLAMD_PORT,
+      timeoutMs: env.CLAMD_TIMEOUT_MS,
+      scansPerTransfer: env.SCANS_PER_TRANSFER,
+    },
     smtp: {
       host: env.SMTP_HOST,
       port: env.SMTP_PORT,

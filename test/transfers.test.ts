@@ -92,6 +92,37 @@ test('a multi-file transfer is uploaded, scanned, activated and downloaded byte-
   t.regex(unicode.headers.get('content-disposition') ?? '', /filename\*=UTF-8''donn%C3%A9es%20brutes\.bin/);
 });
 
+test('a file is scanned as soon as its upload is complete, while the transfer still waits for the others', async (t) => {
+  const first = content(2 * MiB + 17);
+  const second = content(64 * 1024);
+  const created = await createTransfer(api, ws.keys.live, {
+    files: [
+      { name: 'first.bin', size: first.length },
+      { name: 'second.bin', size: second.length },
+    ],
+  });
+  t.is((await put(created.upload_urls[0]?.url ?? '', first)).status, 200);
+  const halfway = await waitForTransfer(
+    api,
+    ws.keys.live,
+    created.transfer.id,
+    (tr) => tr.files[0].scan_status === 'clean',
+  );
+  t.deepEqual([halfway.status, halfway.status_reason], ['scanning', 'uploading'], 'still waiting for a file');
+  t.is(halfway.files[0].sha256, sha256(first), 'the worker hashed what was uploaded');
+  t.is(halfway.files[1].upload_state, 'pending', 'the second file is not in yet');
+
+  t.is((await put(created.upload_urls[1]?.url ?? '', second)).status, 200);
+  const active = await waitForTransfer(api, ws.keys.live, created.transfer.id, (tr) => tr.status === 'active');
+  t.deepEqual(
+    active.files.map((f: any) => [f.scan_status, f.sha256]),
+    [
+      ['clean', sha256(first)],
+      ['clean', sha256(second)],
+    ],
+  );
+});
+
 test('stored objects never contain the plaintext', async (t) => {
   const secret = content(200 * 1024, 'TOP-SECRET-PLAINTEXT-NEEDLE');
   const created = await createTransfer(api, ws.keys.live, { files: [{ name: 'secret.bin', size: secret.length }] });

@@ -1,4 +1,4 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createTransferActivities } from '../activities/transfers.ts';
 import type { ApprovalDecision } from '../lib/vocabulary.ts';
 import { FIRST_LOOK_RETRY, MAIL_RETRY, SCAN_RETRY, STORAGE_RETRY } from './retry-policies.ts';
@@ -23,6 +23,8 @@ const mail = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retr
 const firstLook = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: FIRST_LOOK_RETRY });
 
 export const fileUploadedSignal = defineSignal<[string]>('fileUploaded');
+/** The patch id (Temporal's `patched`) of scanning files as their uploads complete. */
+const SCAN_AS_FILES_LAND = 'scan-files-as-they-land';
 export const revokedSignal = defineSignal('revoked');
 export const approvalDecidedSignal = defineSignal<[ApprovalDecision]>('approvalDecided');
 export const expiryExtendedSignal = defineSignal<[string]>('expiryExtended');
@@ -55,6 +57,8 @@ export async function transferLifecycle(input: { transferId: string }): Promise<
     expiresAt = Math.max(expiresAt, Date.parse(iso));
   });
 
+  const allUploaded = () => plan.fileIds.every((id) => uploaded.has(id));
+
   // The approval circuit runs beside the transfer's life, from creation to end.
   const approval = plan.approvalRequired ? followApproval() : undefined;
   try {
@@ -65,8 +69,11 @@ export async function transferLifecycle(input: { transferId: string }): Promise<
   }
 
   async function live(): Promise<string> {
-    const allUploaded = () => plan.fileIds.every((id) => uploaded.has(id));
-    const inTime = await condition(() => allUploaded() || revoked, msUntil(Date.parse(plan.uploadDeadline)));
+    // Histories written before files were scanned as they land replay the old order.
+    const scans = patched(SCAN_AS_FILES_LAND) ? scansAsFilesLand() : undefined;
+    const inTime = scans
+      ? await scans.awaitUploads()
+      : await condition(() => allUploaded() || revoked, msUntil(Date.parse(plan.uploadDeadline)));
     if (revoked) return end('revoked');
     if (!inTime) {
       await storage.endTransfer(transferId, 'deleted', 'upload_incomplete');
@@ -74,7 +81,8 @@ export async function transferLifecycle(input: { transferId: string }): Promise<
     }
 
     await storage.beginScan(transferId);
-    for (const fileId of plan.fileIds) await scanning.scanFile(fileId);
+    if (scans) await scans.finish();
+    else for (const fileId of plan.fileIds) await scanning.scanFile(fileId);
     const outcome = await storage.settleScan(transferId);
     if (outcome === 'infected') return 'infected';
     if (revoked) return end('revoked');
@@ -87,6 +95,54 @@ export async function transferLifecycle(input: { transferId: string }): Promise<
       await condition(() => revoked, msUntil(expiresAt));
     }
     return revoked ? end('revoked') : end('expired');
+  }
+
+  /**
+   * Scans each file as soon as its upload is complete, while the others still upload, with at most
+   * `scansInParallel` at once (clamd scans a stream on one thread; more at once use more cores).
+   */
+  function scansAsFilesLand() {
+    // A plan read before the setting existed has none: one at a time, as then.
+    const limit = Math.max(1, plan.scansInParallel ?? 1);
+    const started = new Map<string, Promise<unknown>>();
+    let running = 0;
+    const waiting = () => plan.fileIds.filter((id) => uploaded.has(id) && !started.has(id));
+    const canStart = () => running < limit && waiting().length > 0;
+    const startWhatCan = () => {
+      for (const fileId of waiting()) {
+        if (running >= limit) return;
+        running++;
+        const scan = scanning.scanFile(fileId).finally(() => {
+          running--;
+        });
+        // Handled here so a scan failing for good before finish() awaits it is not an unhandled
+        // rejection (a failed workflow task); finish() still sees the failure.
+        scan.catch(() => undefined);
+        started.set(fileId, scan);
+      }
+    };
+    return {
+      /** Waits for every upload (false if the deadline passes first), scanning what lands meanwhile. */
+      async awaitUploads(): Promise<boolean> {
+        const deadline = Date.parse(plan.uploadDeadline);
+        for (;;) {
+          // Once all are in, the rest start after beginScan: the transfer says `scanning` first.
+          if (allUploaded() || revoked) return true;
+          startWhatCan();
+          const woken = await condition(() => allUploaded() || revoked || canStart(), msUntil(deadline));
+          if (!woken) return false;
+        }
+      },
+      /** Scans the files not started yet and waits for every scan. */
+      async finish(): Promise<void> {
+        for (;;) {
+          startWhatCan();
+          if (started.size === plan.fileIds.length) break;
+          await condition(canStart);
+        }
+        await Promise.all(started.values());
+      },
+    };
   }
 
   async function end(how: 'revoked' | 'expired'): Promise<string> {

@@ -26,6 +26,8 @@ export type StubOptions = {
   recipient?: string | null;
   recheckMs?: number;
   scanOutcome?: 'active' | 'infected' | 'ended';
+  /** Files scanned at once (SCANS_PER_TRANSFER); 2 unless said. */
+  scansInParallel?: number;
   /** scanFile waits for releaseScan(). */
   holdScan?: boolean;
   /** The first look fails this many times, as when it comes before the creating transaction commits. */
@@ -43,7 +45,15 @@ export type StubOptions = {
 export function stubTransfer(options: StubOptions = {}) {
   const files = options.files ?? ['file-1'];
   const deadlines = { uploadDeadline: Number.NaN, expiresAt: Number.NaN };
-  const state = { approval: options.approval ?? ('pending' as Approval), calls: [] as string[], at: [] as number[] };
+  const state = {
+    approval: options.approval ?? ('pending' as Approval),
+    calls: [] as string[],
+    at: [] as number[],
+    /** Files whose scan has started, in order, and the most scans that ran at once. */
+    scanStarts: [] as string[],
+    mostScansAtOnce: 0,
+  };
+  let scansNow = 0;
   const record = (call: string) => {
     state.calls.push(call);
     state.at.push(Date.now());
@@ -77,6 +87,7 @@ export function stubTransfer(options: StubOptions = {}) {
         approvalStatus: options.approvalRequired ? state.approval : null,
         approvalRecheckMs: options.recheckMs ?? 3_600_000,
         recipient: options.recipient === undefined ? 'recipient@valise.test' : options.recipient,
+        scansInParallel: options.scansInParallel ?? 2,
       };
     },
     approvalState: async () => {
@@ -85,8 +96,11 @@ export function stubTransfer(options: StubOptions = {}) {
     },
     beginScan: async () => record('beginScan'),
     scanFile: async (fileId) => {
+      state.scanStarts.push(fileId);
+      state.mostScansAtOnce = Math.max(state.mostScansAtOnce, ++scansNow);
       scanStarted();
       await scanReleased;
+      scansNow--;
       record(`scanFile:${fileId}`);
       return 'clean' as const;
     },
@@ -133,6 +147,25 @@ export async function runAlone(stub: { activities: TransferActivities }): Promis
     result = await (await startLifecycle(client, taskQueue)).result();
   });
   return result;
+}
+
+/**
+ * `calls` with each run of consecutive scanFile calls sorted: files scanned side by side finish in
+ * any order.
+ */
+export function scansSorted(calls: string[]): string[] {
+  const out: string[] = [];
+  let run: string[] = [];
+  for (const call of [...calls, '']) {
+    if (call.startsWith('scanFile:')) {
+      run.push(call);
+      continue;
+    }
+    out.push(...run.sort());
+    run = [];
+    if (call) out.push(call);
+  }
+  return out;
 }
 
 /** The calls of a scan that went through: every file, once, in order. */

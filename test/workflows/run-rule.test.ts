@@ -113,6 +113,7 @@ test('extend_expiry tells the transfer workflow: it ends at the new expiry, not 
       approvalStatus: null,
       approvalRecheckMs: 60_000,
       recipient: null,
+      scansInParallel: 1,
     }),
     approvalState: async () => null,
     beginScan: async () => {},

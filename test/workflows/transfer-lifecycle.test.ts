@@ -24,6 +24,8 @@ import { untilCalled } from '../helpers/workflows.ts';
 // | fileUploaded or revoked while the first look is retried        | O: "an upload signalled while the first look is retried…"          |
 // |                                                                | O: "revoked while the first look is retried…"                      |
 // | fileUploaded in any order, repeated, some in at the first look | O: "uploads signalled in any order…"                               |
+// | a file in while others still upload (scanned at once)          | O: "a file is scanned as soon as its upload is complete…"          |
+// | several files in (scanned side by side, within the bound)      | O: "files are scanned side by side…"                               |
 // | upload deadline passes with a file missing                     | O: "the upload deadline passes with a file missing…"               |
 // | upload deadline passes, approval pending (no recheck yet)      | "the upload deadline passes while approval is pending…"            |
 // | revoked before the upload; fileUploaded after it (refused)     | O: "revoked before the upload…"                                    |

@@ -5,6 +5,7 @@ import {
   revokeAndEnd,
   runAlone,
   scanned,
+  scansSorted,
   startLifecycle as start,
   stubTransfer,
   withLifecycleWorker as withWorker,
@@ -52,7 +53,7 @@ test('revoked while the first look is retried: deleted as revoked once the trans
 
 // --- Uploads and their deadline ---
 
-test('uploads signalled in any order: the scan starts once the last file is in, each file scanned', async (t) => {
+test('uploads signalled in any order: each file scanned once, the transfer settled once the last is in', async (t) => {
   const stub = stubTransfer({ files: ['file-1', 'file-2', 'file-3'], uploaded: ['file-2'] });
   await withWorker(stub.activities, async (client, taskQueue) => {
     const handle = await start(client, taskQueue);
@@ -63,21 +64,65 @@ test('uploads signalled in any order: the scan starts once the last file is in, 
     await stub.until('notifyRecipient');
     await revokeAndEnd(t, handle);
   });
+  // Files that land before the others are scanned at once, so some scans may come before beginScan.
+  const calls = stub.state.calls;
+  t.deepEqual(
+    calls.filter((c) => c.startsWith('scanFile:')).sort(),
+    ['file-1', 'file-2', 'file-3'].map((f) => `scanFile:${f}`),
+  );
+  t.deepEqual(
+    calls.filter((c) => !c.startsWith('scanFile:')),
+    ['beginScan', 'settleScan', 'notifyRecipient', 'endTransfer:deleted:revoked'],
+  );
+  t.true(calls.lastIndexOf('scanFile:file-1') < calls.indexOf('settleScan'), 'settled after every scan');
+});
+
+test('a file is scanned as soon as its upload is complete, while the others still upload', async (t) => {
+  const stub = stubTransfer({ files: ['file-1', 'file-2'], uploaded: [] });
+  await withWorker(stub.activities, async (client, taskQueue) => {
+    const handle = await start(client, taskQueue);
+    await handle.signal(fileUploadedSignal, 'file-1');
+    await stub.until('scanFile:file-1');
+    t.false(stub.state.calls.includes('beginScan'), 'the transfer is still uploading');
+    await handle.signal(fileUploadedSignal, 'file-2');
+    await stub.until('notifyRecipient');
+    await revokeAndEnd(t, handle);
+  });
   t.deepEqual(stub.state.calls, [
-    ...scanned('file-1', 'file-2', 'file-3'),
+    'scanFile:file-1',
+    ...scanned('file-2'),
     'notifyRecipient',
     'endTransfer:deleted:revoked',
   ]);
 });
 
-test('the upload deadline passes with a file missing: deleted as upload_incomplete, never scanned', async (t) => {
+test('files are scanned side by side, never more at once than the plan says', async (t) => {
+  const files = ['file-1', 'file-2', 'file-3', 'file-4'];
+  const stub = stubTransfer({ files, scansInParallel: 2, holdScan: true });
+  await withWorker(stub.activities, async (client, taskQueue) => {
+    const handle = await start(client, taskQueue);
+    await untilCalled(stub.state.scanStarts, (started) => started.length >= 2, 'two scans');
+    // Held scans: a third would have started by now if the bound let it.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    t.is(stub.state.scanStarts.length, 2);
+    stub.releaseScan();
+    await stub.until('notifyRecipient');
+    await revokeAndEnd(t, handle);
+  });
+  t.is(stub.state.mostScansAtOnce, 2);
+  t.deepEqual([...stub.state.scanStarts].sort(), files);
+  t.deepEqual(scansSorted(stub.state.calls), [...scanned(...files), 'notifyRecipient', 'endTransfer:deleted:revoked']);
+});
+
+test('the upload deadline passes with a file missing: deleted as upload_incomplete, never settled', async (t) => {
   const stub = stubTransfer({ files: ['file-1', 'file-2'], uploaded: [], uploadDeadlineInMs: 1_500 });
   await withWorker(stub.activities, async (client, taskQueue) => {
     const handle = await start(client, taskQueue);
     await handle.signal(fileUploadedSignal, 'file-1');
     t.is(await handle.result(), 'upload_incomplete');
   });
-  t.deepEqual(stub.state.calls, ['endTransfer:deleted:upload_incomplete']);
+  // The file that came in was scanned as it landed; the transfer never went to `scanning`.
+  t.deepEqual(stub.state.calls, ['scanFile:file-1', 'endTransfer:deleted:upload_incomplete']);
   t.true(
     stub.atOf('endTransfer:deleted:upload_incomplete') >= stub.deadlines.uploadDeadline,
     'not before the deadline',
