@@ -184,7 +184,7 @@ test('a body cut inside a streamed part aborts that part: only the parts before 
   await t.throwsAsync(pipeline(cut, writer), { message: 'connection reset' });
   await writer.settled();
   t.deepEqual(committed, [1]);
-  t.deepEqual(aborted, ['part 2: connection reset']);
+  t.deepEqual(aborted, ['part 2: Premature close']);
 });
 
 test('a body that ends inside a streamed part is refused, and that part is aborted', async (t) => {

@@ -23,7 +23,8 @@ export type PartBody = Buffer | Readable;
  * Where parts go: `store` puts one part's bytes in the object store (several may run at once) and
  * answers what `commit` then records; `commit` is called in part order, each once its part and
  * every earlier one are stored, so what is recorded is always a prefix of the file. A streamed
- * body that is destroyed before its end must make `store` fail: that part is not stored.
+ * body that closes before its end (destroyed, without an error) must make `store` fail: that part
+ * is not stored.
  */
 export type PartSink<Stored> = {
   store: (part: Part, body: PartBody) => Promise<Stored>;
@@ -105,7 +106,10 @@ export class PartWriter<Stored> extends Writable {
     // An interrupted upload (a stalled client, a dropped connection) lets go of its parts at once:
     // a part being streamed is aborted, parts being stored finish on their own and are committed
     // only if all before them were.
-    this.open?.stream?.destroy(error ?? new Error('the upload stopped before this part was complete'));
+    // Destroyed without an error, which the object store sees as a premature close: the S3 SDK's
+    // wrapper of a streamed body re-emits the body's error where nobody listens (an uncaught
+    // exception), and the upload's error is reported by the pipeline anyway.
+    this.open?.stream?.destroy();
     this.open = null;
     this.spare.length = 0;
     this.filled = 0;
@@ -153,8 +157,6 @@ export class PartWriter<Stored> extends Writable {
     if (this.destroyed) return;
     if (part.blobBytes > this.bufferedPartMax) {
       const stream = new PassThrough({ highWaterMark: STREAM_HIGH_WATER_MARK });
-      // Its failure is the store's, which fails the upload.
-      stream.on('error', () => {});
       this.open = { part, stream };
       this.track(part, this.sink.store(part, stream), null);
       return;
