@@ -271,12 +271,12 @@ export async function opensslSpeed() {
 
 export type Row = { measure: string; bytes: number; seconds: number; mb_per_s: number };
 
-export const row = (measure: string, bytes: number, seconds: number): Row => ({
-  measure,
-  bytes,
-  seconds: round(seconds),
-  mb_per_s: mbPerSecond(bytes, seconds),
-});
+/** One measured row, also logged as it is taken: a run that fails later (clamd timing out on a busy machine) keeps its figures. */
+export const row = (measure: string, bytes: number, seconds: number): Row => {
+  const measured = { measure, bytes, seconds: round(seconds), mb_per_s: mbPerSecond(bytes, seconds) };
+  log(`${measure}: ${measured.mb_per_s} MB/s (${measured.seconds} s)`);
+  return measured;
+};
 
 export async function waitUntilActive(api: Api, id: string) {
   const deadline = Date.now() + SCAN_TIMEOUT_MS;

@@ -129,7 +129,8 @@ const schema = z
     API_KEY_ROTATION_GRACE_HOURS: z.coerce.number().positive().max(168).default(24),
     MASTER_KEYS: z.string().optional(),
     MASTER_KEY_ID: z.string().optional(),
-    TRANSFER_MAX_FILE_BYTES: positive.default(20 * GiB),
+    // S3 stores at most 5 TiB per object (lib/uploads/parts.ts).
+    TRANSFER_MAX_FILE_BYTES: positive.max(5 * 1024 * GiB).default(100 * GiB),
     TRANSFER_MAX_FILES: positive.default(100),
     // A transfer waiting for approval re-reads its decision this often, in case the API's signal was lost.
     TRANSFER_APPROVAL_RECHECK: duration.prefault('1h'),
@@ -152,6 +153,15 @@ const schema = z
     UPLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
     UPLOAD_LEASE: duration.prefault('2m'),
     UPLOAD_PARTS_STORING: z.coerce.number().int().min(0).max(16).default(2),
+    // S3's limit. Lower only in tests, to give small files big files' part plans: a file's plan
+    // follows from it, so changing it under uploads in flight would break their resumption.
+    UPLOAD_MAX_PARTS: positive.max(10_000).default(10_000),
+    // Larger parts stream straight into the object store as they arrive instead of being buffered.
+    UPLOAD_PART_BUFFER_MAX: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(64 * 1024 * 1024),
     DOWNLOAD_IDLE_TIMEOUT: duration.prefault('60s'),
     DOWNLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
     // Downloads streaming at once, per API process: per client address, per transfer, in all
@@ -293,6 +303,8 @@ function toConfig(env: z.infer<typeof schema>) {
         requestMs: env.UPLOAD_REQUEST_TIMEOUT,
         leaseMs: env.UPLOAD_LEASE,
         partsStoring: env.UPLOAD_PARTS_STORING,
+        maxParts: env.UPLOAD_MAX_PARTS,
+        partBufferMax: env.UPLOAD_PART_BUFFER_MAX,
       },
       downloads: {
         idleMs: env.DOWNLOAD_IDLE_TIMEOUT,

@@ -31,7 +31,7 @@ test('parts stored out of order are committed in order, with at most `storing` +
         most = Math.max(most, storing);
         await delay(40 - part.number * 10);
         storing--;
-        return body.length;
+        return Buffer.isBuffer(body) ? body.length : 0;
       },
       commit: async (part, length) => {
         t.is(length, 10);
@@ -121,4 +121,76 @@ test('a body cut while a part is being stored: settled() waits until that part i
   t.deepEqual(committed, [], 'the first part was still being stored when the body failed');
   await writer.settled();
   t.deepEqual(committed, [1], 'what was stored is recorded before the request gives up its lease');
+});
+
+/** A sink that reads streamed parts to their end, as the object store does, noting when each began. */
+function streamingSink(committed: number[], events: string[]) {
+  return {
+    store: async (part: Part, body: Buffer | Readable) => {
+      if (Buffer.isBuffer(body)) throw new Error(`part ${part.number} was buffered`);
+      events.push(`store ${part.number}`);
+      let length = 0;
+      for await (const chunk of body) length += (chunk as Buffer).length;
+      if (length !== part.blobBytes) throw new Error(`part ${part.number}: ${length} bytes`);
+      return length;
+    },
+    commit: async (part: Part) => {
+      committed.push(part.number);
+    },
+  };
+}
+
+test('parts above bufferedPartMax are streamed to the store as their bytes arrive, and committed in order', async (t) => {
+  const committed: number[] = [];
+  const events: string[] = [];
+  const writer = new PartWriter(parts(3, 10), streamingSink(committed, events), { storing: 1, bufferedPartMax: 9 });
+  const trickle = Readable.from(
+    (async function* () {
+      for (let i = 0; i < 6; i++) {
+        events.push(`chunk ${i}`);
+        yield Buffer.alloc(5, i);
+        await delay(5);
+      }
+    })(),
+  );
+  await pipeline(trickle, writer);
+  t.deepEqual(committed, [1, 2, 3]);
+  t.deepEqual(events.slice(0, 2), ['chunk 0', 'store 1'], 'the first part is being stored after its first bytes');
+});
+
+test('a body cut inside a streamed part aborts that part: only the parts before it are committed', async (t) => {
+  const committed: number[] = [];
+  const aborted: string[] = [];
+  const sink = streamingSink(committed, []);
+  const writer = new PartWriter(
+    parts(3, 10),
+    {
+      store: (part: Part, body: Buffer | Readable) =>
+        sink.store(part, body).catch((error: Error) => {
+          aborted.push(`part ${part.number}: ${error.message}`);
+          throw error;
+        }),
+      commit: sink.commit,
+    },
+    { storing: 2, bufferedPartMax: 9 },
+  );
+  const cut = Readable.from(
+    (async function* () {
+      yield Buffer.alloc(14, 1);
+      await delay(10);
+      throw new Error('connection reset');
+    })(),
+  );
+  await t.throwsAsync(pipeline(cut, writer), { message: 'connection reset' });
+  await writer.settled();
+  t.deepEqual(committed, [1]);
+  t.deepEqual(aborted, ['part 2: Premature close']);
+});
+
+test('a body that ends inside a streamed part is refused, and that part is aborted', async (t) => {
+  const committed: number[] = [];
+  const writer = new PartWriter(parts(2, 10), streamingSink(committed, []), { storing: 2, bufferedPartMax: 9 });
+  await t.throwsAsync(pipeline(bytes(15), writer), { message: /ended early/ });
+  await writer.settled();
+  t.deepEqual(committed, [1]);
 });

@@ -7,7 +7,7 @@ import { DomainError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
 import { openContent } from '../uploads/content.ts';
-import { storedSize } from '../uploads/parts.ts';
+import { checkPlannable, storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
 import { itemIdOf, itemUuidOf } from './ids.ts';
 import { type DownloadLink, presentItem } from './present.ts';
@@ -35,6 +35,7 @@ export async function addItem(services: Services, tx: Tx, coffre: CoffreRow, inp
   if (input.size > maxBytes) {
     throw new DomainError('validation_error', `A vault item is at most ${maxBytes} bytes.`, { param: 'size' });
   }
+  checkPlannable(input.size, 'server', services.config.transfers.uploads.maxParts, 'size');
   const id = randomUUID();
   const item = await createCoffreQueries(tx).insertItem({
     workspaceId: coffre.workspace_id,

@@ -5,7 +5,7 @@ import { createIntakeQueries, type IntakeFileRow, type IntakeRow } from '../db/q
 import { DomainError } from '../errors.ts';
 import { requestView, submissionView } from '../events/intake-events.ts';
 import type { Services } from '../services.ts';
-import { storedSize } from '../uploads/parts.ts';
+import { checkPlannable, storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
 import type { IntakeKem, IntakeSource } from '../vocabulary.ts';
 import { randomId } from './ids.ts';
@@ -54,6 +54,7 @@ export async function startSubmission(services: Services, submitter: Submitter, 
     const intake = checkTakes(locked, submitter);
     checkFiles(intake, input);
     const envelope = checkEnvelope(intake, input);
+    checkPlans(input, envelope, services.config.transfers.uploads.maxParts);
     const counted = await queries.countSubmission(intake.id);
     const uploadDeadline = new Date(Date.now() + services.config.transfers.uploadWindowHours * HOUR_MS);
     const document = await queries.insertDocument({
@@ -163,6 +164,14 @@ function checkFiles(intake: IntakeRow, input: StartSubmissionInput) {
       });
     }
     names.add(file.name);
+  }
+}
+
+/** Each file's upload, as declared: the plaintext, or in e2e_asym its VAL1 blob, must fit S3's limits. */
+function checkPlans(input: StartSubmissionInput, envelope: { chunkSize: number } | null, maxParts: number) {
+  for (const [index, file] of input.files.entries()) {
+    const size = envelope ? encryptedSize(file.size, envelope.chunkSize) : file.size;
+    checkPlannable(size, envelope ? 'e2e' : 'server', maxParts, `files.${index}.size`);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { finished, Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -36,12 +36,37 @@ export function createObjectStore(config: Config['s3'], pool?: PoolOptions) {
       return out.UploadId;
     },
 
-    async uploadPart(key: string, uploadId: string, partNumber: number, body: Buffer): Promise<string> {
-      const out = await client.send(
-        new UploadPartCommand({ Bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body }),
-      );
-      if (!out.ETag) throw new Error('S3 returned no ETag');
-      return out.ETag;
+    /**
+     * One part, from memory or streamed as it arrives (`length` bytes exactly). A streamed part is
+     * sent once, never retried (its bytes are gone), and has no deadline of its own: it lasts as
+     * long as its sender takes, watched by the socket timeout; destroying its body aborts it.
+     */
+    async uploadPart(
+      key: string,
+      uploadId: string,
+      partNumber: number,
+      body: Buffer | Readable,
+      length: number,
+    ): Promise<string> {
+      const command = new UploadPartCommand({
+        Bucket,
+        Key: key,
+        UploadId: uploadId,
+        PartNumber: partNumber,
+        Body: body,
+        ContentLength: length,
+      });
+      if (!(body instanceof Readable)) return etagOf(await client.send(command));
+      const abort = new AbortController();
+      // The SDK pipes the body into its request, which does not end the request when the body fails.
+      const stopWatching = finished(body, (error) => {
+        if (error) abort.abort(error);
+      });
+      try {
+        return etagOf(await client.send(command, { abortSignal: abort.signal, requestTimeout: 0 }));
+      } finally {
+        stopWatching();
+      }
     },
 
     async completeMultipart(key: string, uploadId: string, parts: StoredPart[]): Promise<void> {
@@ -85,3 +110,8 @@ export function createObjectStore(config: Config['s3'], pool?: PoolOptions) {
 }
 
 export type ObjectStore = ReturnType<typeof createObjectStore>;
+
+function etagOf(out: { ETag?: string | undefined }): string {
+  if (!out.ETag) throw new Error('S3 returned no ETag');
+  return out.ETag;
+}

@@ -9,7 +9,7 @@ import { DomainError } from '../errors.ts';
 import { transferCreatedView } from '../events/views.ts';
 import { addressesOf, attachRecipients, recipientsByTransfer } from '../recipients/links.ts';
 import type { Services } from '../services.ts';
-import { storedSize } from '../uploads/parts.ts';
+import { checkPlannable, storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
 import type { EncryptionMode } from '../vocabulary.ts';
 import { limitsFor, type TransferLimits } from './limits.ts';
@@ -37,7 +37,7 @@ export async function createTransfer(services: Services, caller: Caller, input: 
   const tenant = { workspaceId: caller.workspaceId, environment: caller.environment };
   const limits = limitsFor(caller.environment, config);
   const mode = input.encryption_mode ?? 'server';
-  checkLimits(limits, mode, input);
+  checkLimits(limits, mode, input, config.transfers.uploads.maxParts);
 
   const now = Date.now();
   const expiresAt = new Date(now + (input.expires_in_hours ?? limits.defaultExpiryHours) * HOUR_MS);
@@ -126,7 +126,7 @@ export function uploadUrlFor(services: Services, transfer: TransferRow, file: Fi
   );
 }
 
-function checkLimits(limits: TransferLimits, mode: EncryptionMode, input: CreateTransferInput) {
+function checkLimits(limits: TransferLimits, mode: EncryptionMode, input: CreateTransferInput, maxParts: number) {
   if (input.files.length > limits.maxFiles) {
     throw new DomainError('validation_error', `At most ${limits.maxFiles} files per transfer.`, { param: 'files' });
   }
@@ -136,6 +136,7 @@ function checkLimits(limits: TransferLimits, mode: EncryptionMode, input: Create
         param: `files.${index}.size`,
       });
     }
+    checkPlannable(file.size, mode, maxParts, `files.${index}.size`);
     if (mode === 'e2e' && file.size < MIN_E2E_BLOB) {
       throw new DomainError('validation_error', `An end-to-end encrypted file is at least ${MIN_E2E_BLOB} bytes.`, {
         param: `files.${index}.size`,

@@ -1,26 +1,83 @@
 import { encryptedSize, HEADER_SIZE, TAG_SIZE } from '../crypto/segmented-aead.ts';
+import { DomainError } from '../errors.ts';
 import type { EncryptionMode } from '../vocabulary.ts';
 
 // How a file is cut into S3 multipart parts. Parts hold whole encryption
 // segments, so an interrupted upload resumes at a part boundary, which is
 // also a segment boundary: the encryption picks up at the next segment index.
+//
+// The plan is a pure function of the declared size and the mode, so nothing
+// about it is stored: every request of an upload, before and after a deploy,
+// cuts the file the same way.
 
 export const SEGMENT_SIZE = 64 * 1024;
-/** Plaintext per part: 128 segments, 8 MiB (S3 wants at least 5 MiB per part but the last). */
+/** Plaintext per part while the file fits in `maxParts` of them: 128 segments, 8 MiB. */
 export const PART_PLAINTEXT = 128 * SEGMENT_SIZE;
+
+const MiB = 1024 * 1024;
+/** S3's multipart limits: parts per upload, bytes per part (all but the last), bytes per object. */
+export const S3_LIMITS = {
+  maxParts: 10_000,
+  minPartBytes: 5 * MiB,
+  maxPartBytes: 5 * 1024 * MiB,
+  maxObjectBytes: 5 * 1024 ** 4,
+};
 
 export type Part = { number: number; plainStart: number; plainEnd: number; blobBytes: number };
 
-export function partPlan(size: number, mode: EncryptionMode): Part[] {
-  const count = Math.max(1, Math.ceil(size / PART_PLAINTEXT));
+/**
+ * Plaintext bytes per part for a file of `size` (bytes as declared): 8 MiB while the file fits in
+ * `maxParts` of them, as every file was planned before larger files were accepted, otherwise the
+ * smallest whole number of segments that does. Whether that plan is acceptable is `planRefusal`'s.
+ */
+export function partSize(size: number, maxParts: number = S3_LIMITS.maxParts): number {
+  if (size <= PART_PLAINTEXT * maxParts) return PART_PLAINTEXT;
+  return Math.ceil(size / (maxParts * SEGMENT_SIZE)) * SEGMENT_SIZE;
+}
+
+/** Stored bytes of a part holding `plain` bytes of plaintext, the first part carrying the blob's header. */
+function blobBytes(plain: number, first: boolean, mode: EncryptionMode): number {
+  if (mode === 'e2e') return plain;
+  const segments = Math.max(1, Math.ceil(plain / SEGMENT_SIZE));
+  return (first ? HEADER_SIZE : 0) + plain + segments * TAG_SIZE;
+}
+
+/**
+ * Why a file of `size` cannot be uploaded in parts S3 takes, or null when it can: S3 stores at most
+ * 5 TiB per object (the declared size, which in server mode grows by 0.02 % sealed), in at most
+ * `maxParts` parts of at most 5 GiB each.
+ */
+export function planRefusal(size: number, mode: EncryptionMode, maxParts: number = S3_LIMITS.maxParts): string | null {
+  if (size > S3_LIMITS.maxObjectBytes) return `A file holds at most ${S3_LIMITS.maxObjectBytes} bytes (5 TiB).`;
+  const plain = partSize(size, maxParts);
+  if (blobBytes(Math.min(plain, size), true, mode) > S3_LIMITS.maxPartBytes) {
+    return `A file of ${size} bytes does not fit in ${maxParts} parts of at most ${S3_LIMITS.maxPartBytes} bytes.`;
+  }
+  return null;
+}
+
+/** Refuses a declared size S3 could not store, naming the request field `param` that declared it. */
+export function checkPlannable(size: number, mode: EncryptionMode, maxParts: number, param: string): void {
+  const refusal = planRefusal(size, mode, maxParts);
+  if (refusal) throw new DomainError('validation_error', refusal, { param });
+}
+
+/** Every part of a file of `size`, in order; a file `planRefusal` refuses has no plan. */
+export function partPlan(size: number, mode: EncryptionMode, maxParts: number = S3_LIMITS.maxParts): Part[] {
+  const refusal = planRefusal(size, mode, maxParts);
+  if (refusal) throw new RangeError(refusal);
+  const plain = partSize(size, maxParts);
+  const count = Math.max(1, Math.ceil(size / plain));
   const parts: Part[] = [];
   for (let index = 0; index < count; index++) {
-    const plainStart = index * PART_PLAINTEXT;
-    const plainEnd = Math.min(size, plainStart + PART_PLAINTEXT);
-    const plain = plainEnd - plainStart;
-    const segments = Math.max(1, Math.ceil(plain / SEGMENT_SIZE));
-    const blobBytes = mode === 'e2e' ? plain : (index === 0 ? HEADER_SIZE : 0) + plain + segments * TAG_SIZE;
-    parts.push({ number: index + 1, plainStart, plainEnd, blobBytes });
+    const plainStart = index * plain;
+    const plainEnd = Math.min(size, plainStart + plain);
+    parts.push({
+      number: index + 1,
+      plainStart,
+      plainEnd,
+      blobBytes: blobBytes(plainEnd - plainStart, index === 0, mode),
+    });
   }
   return parts;
 }

@@ -9,7 +9,7 @@ import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { EncryptionMode } from '../vocabulary.ts';
 import { PartWriter, UploadSizeError } from './part-writer.ts';
-import { PART_PLAINTEXT, partPlan, SEGMENT_SIZE } from './parts.ts';
+import { partPlan, partSize, SEGMENT_SIZE } from './parts.ts';
 import { StallGuard, UploadTimeoutError } from './stall-guard.ts';
 
 // PUT /v1/uploads/{token}: one file, streamed straight through encryption
@@ -88,7 +88,8 @@ export async function receiveUpload(
     return { ...target.present(file), upload_offset: file.size };
   }
   if (target.refusal) throw target.refusal;
-  const range = acceptedRange(chunk.range, file);
+  const { maxParts } = services.config.transfers.uploads;
+  const range = acceptedRange(chunk.range, file, partSize(file.size, maxParts));
   if (chunk.length !== undefined && chunk.length !== range.end - range.start) {
     throw new DomainError('validation_error', `Content-Length must be ${range.end - range.start} for this request.`, {
       param: 'Content-Length',
@@ -156,7 +157,8 @@ async function streamParts(
   };
   const objects = services.objects;
   const { mode } = target;
-  const plan = partPlan(file.size, mode);
+  const limits = services.config.transfers.uploads;
+  const plan = partPlan(file.size, mode, limits.maxParts);
   const firstPart = plan.findIndex((p) => p.plainStart === start);
   const lastPart = plan.findIndex((p) => p.plainEnd === end);
   if (firstPart === -1 || lastPart < firstPart) throw new Error(`no parts span ${start}-${end}`);
@@ -202,14 +204,16 @@ async function streamParts(
       }),
     );
   }
-  const limits = services.config.transfers.uploads;
   const guard = new StallGuard({ ...limits, deadline: receivedAt + limits.requestMs });
   const writer = new PartWriter(
     plan.slice(firstPart, lastPart + 1),
     {
-      // Storing a part is the server's time, not the client's silence.
-      store: (part, bytes) =>
-        guard.whileBusy(() => objects.uploadPart(file.object_key, multipartId, part.number, bytes)),
+      store: (part, bytes) => {
+        const store = () => objects.uploadPart(file.object_key, multipartId, part.number, bytes, part.blobBytes);
+        // Storing a buffered part is the server's time, not the client's silence; a streamed one
+        // goes at the client's pace (the writer reports its waits for the object store).
+        return Buffer.isBuffer(bytes) ? guard.whileBusy(store) : store();
+      },
       // In part order: the recorded offset is always where the stored bytes end.
       commit: async (part, etag) => {
         const stored = { partNumber: part.number, etag };
@@ -217,7 +221,7 @@ async function streamParts(
         holding(await uploads.commitPart(file.id, leaseId, stored, part.plainEnd));
       },
     },
-    { storing: limits.partsStoring },
+    { storing: limits.partsStoring, bufferedPartMax: limits.partBufferMax, waiting: (work) => guard.whileBusy(work) },
   );
   try {
     await pipeline(body, guard, ...stages, writer);
@@ -255,15 +259,15 @@ type Span = { start: number; end: number };
  * (or 0, to start again) and ends at the file's end or at a part boundary: a client that cannot
  * stream a request body sends the file in chunks of `part_size`, each one committed.
  */
-function acceptedRange(range: Chunk['range'], file: StoredFile): Span {
+function acceptedRange(range: Chunk['range'], file: StoredFile, partBytes: number): Span {
   if (range === undefined) return { start: 0, end: file.size };
   const offset = uploadOffset(file);
   const { start, end, total }: Partial<ChunkRange> = range === 'unreadable' ? {} : range;
-  const endsWell = end === file.size || (end !== undefined && end < file.size && end % PART_PLAINTEXT === 0);
+  const endsWell = end === file.size || (end !== undefined && end < file.size && end % partBytes === 0);
   if (start === undefined || end === undefined || total !== file.size || start >= end || !endsWell) {
     throw new DomainError(
       'validation_error',
-      `Content-Range must be "bytes ${offset}-${file.size - 1}/${file.size}", or end just before a multiple of part_size (${PART_PLAINTEXT}).`,
+      `Content-Range must be "bytes ${offset}-${file.size - 1}/${file.size}", or end just before a multiple of part_size (${partBytes}).`,
       { param: 'Content-Range' },
     );
   }

@@ -1,5 +1,5 @@
 import type { Services } from '../services.ts';
-import { PART_PLAINTEXT } from './parts.ts';
+import { partSize } from './parts.ts';
 import { signUploadToken, type UploadAddress } from './tokens.ts';
 
 /**
@@ -22,6 +22,7 @@ export function uploadUrlEntry(
     headers: { 'Content-Type': 'application/octet-stream' },
     expires_at: deadline,
     resumable: true,
-    part_size: PART_PLAINTEXT,
+    // The file's own: chunks end on a multiple of it (lib/uploads/parts.ts).
+    part_size: partSize(file.size, services.config.transfers.uploads.maxParts),
   };
 }

@@ -29,14 +29,19 @@ export type ValiseOptions = {
   /** A fetch implementation; default `globalThis.fetch`. */
   fetch?: typeof fetch | undefined;
   /**
-   * Upload each file as PUTs of this many bytes (a multiple of the upload URL's `part_size`,
-   * 8 MiB), each committed by the server, instead of one streamed PUT. Default: 8 MiB in browsers,
-   * where streaming request bodies need HTTP/2 (Chromium) or do not exist; `null` (streamed) elsewhere.
+   * Upload each file as PUTs of about this many bytes, each committed by the server, instead of one
+   * streamed PUT: a multiple of 8 MiB, the smallest part size. Each PUT holds as many whole parts
+   * of the file (its upload URL's `part_size`) as fit, and at least one. Default: 8 MiB in
+   * browsers, where streaming request bodies need HTTP/2 (Chromium) or do not exist; `null`
+   * (streamed) elsewhere.
    */
   uploadChunkBytes?: number | null | undefined;
 };
 
-/** The server's part size: chunked uploads must end on a multiple of it (docs/transfers.md). */
+/**
+ * The server's part size for every file of up to 10,000 of them (78 GiB); larger files have larger
+ * parts, given by their upload URL's `part_size` (docs/transfers.md).
+ */
 export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
 
 function inBrowser(): boolean {
@@ -93,7 +98,7 @@ export class HttpClient {
     if (chunk !== null && !(Number.isSafeInteger(chunk) && chunk > 0 && chunk % UPLOAD_PART_BYTES === 0)) {
       throw new InvalidArgumentError(
         'uploadChunkBytes',
-        `expected a positive multiple of ${UPLOAD_PART_BYTES} (the part size), or null; got ${String(chunk)}`,
+        `expected a positive multiple of ${UPLOAD_PART_BYTES} (the smallest part size), or null; got ${String(chunk)}`,
       );
     }
     this.#maxRetries = options.maxRetries ?? 3;

@@ -1,5 +1,5 @@
 import { describe, expectFunction, expectInteger, expectObject, expectOneOf, expectSignal } from './arguments.ts';
-import type { HttpClient } from './client.ts';
+import { type HttpClient, UPLOAD_PART_BYTES } from './client.ts';
 import { fileKey, shareLinkWithKey } from './crypto/link-key.ts';
 import { DEFAULT_SEGMENT_SIZE, encryptedSize, generateKey, generateNoncePrefix } from './crypto/val1.ts';
 import { base64Decode, base64UrlEncode } from './encoding.ts';
@@ -47,7 +47,15 @@ export type SendSession = {
   transfer: CreatedTransfer['transfer'];
   /** The share link; in e2e mode with `#k=<key>`. */
   shareUrl: string;
-  files: Array<{ fileId: string; name: string; url: string; storedSize: number; plaintextSize: number }>;
+  files: Array<{
+    fileId: string;
+    name: string;
+    url: string;
+    storedSize: number;
+    plaintextSize: number;
+    /** The upload URL's `part_size`; absent from sessions saved before files had their own (8 MiB then). */
+    partSize?: number | undefined;
+  }>;
   /** e2e only: base64url link key, and each file's base64url nonce prefix (same order as `files`). */
   e2e: { linkKey: string; noncePrefixes: string[]; segmentSize: number } | null;
 };
@@ -114,6 +122,7 @@ export async function prepareSend(
       url: entry.url,
       storedSize: entry.size,
       plaintextSize: sources[index]?.size ?? 0,
+      partSize: entry.part_size,
     })),
     e2e: linkKey
       ? {
@@ -171,7 +180,8 @@ export async function uploadAll(
     let uploadedThisRequest = 0;
     let currentRequest = -1;
     try {
-      await uploadFile(http, { url: file.url, size: file.storedSize, e2e }, source, {
+      const target = { url: file.url, size: file.storedSize, partSize: file.partSize ?? UPLOAD_PART_BYTES, e2e };
+      await uploadFile(http, target, source, {
         resume,
         signal: params.signal,
         maxResumes: params.maxResumes,

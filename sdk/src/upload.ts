@@ -18,6 +18,8 @@ export type UploadTarget = {
   url: string;
   /** Bytes the server stores: the plaintext in server mode, the VAL1 blob in e2e mode. */
   size: number;
+  /** The upload URL's `part_size`, the file's own: chunks end on a multiple of it. */
+  partSize: number;
   e2e: E2eMaterial | null;
 };
 
@@ -105,11 +107,19 @@ async function putFrom(
   // the chunk in flight, and memory holds one chunk whatever the file's size.
   let start = offset;
   const body = bodyFrom(target, source, offset);
-  for await (const chunk of chunksOf(body, Math.min(chunkBytes, target.size - offset))) {
+  for await (const chunk of chunksOf(body, Math.min(chunkLength(chunkBytes, target.partSize), target.size - offset))) {
     await putRange(http, target, chunk, start, start + chunk.length, signal);
     onBytes(chunk.length);
     start += chunk.length;
   }
+}
+
+/**
+ * Bytes per chunk: as many whole parts of the file as `chunkBytes` holds, and at least one (a file
+ * past 78 GiB has parts larger than 8 MiB, up to 525 MiB for 5 TiB).
+ */
+export function chunkLength(chunkBytes: number, partSize: number): number {
+  return Math.max(1, Math.floor(chunkBytes / partSize)) * partSize;
 }
 
 /** One PUT of the stored bytes [start, end); Content-Range unless it is the whole file. */

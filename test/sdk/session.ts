@@ -14,11 +14,14 @@ export type SdkSession = {
   dir: string;
 };
 
-/** A test file's server, workspace, SDK client and scratch folder: made before its tests, removed after them. */
-export function sdkSession(workspaceName: string): SdkSession {
+/**
+ * A test file's server (with `env` over the test environment), workspace, SDK client and scratch
+ * folder: made before its tests, removed after them.
+ */
+export function sdkSession(workspaceName: string, env: Record<string, string> = {}): SdkSession {
   const session = {} as SdkSession;
   test.before(async () => {
-    session.api = await startApi();
+    session.api = await startApi(env);
     session.ws = await session.api.workspace(workspaceName);
     session.valise = new Valise({ apiKey: session.ws.keys.live, baseUrl: session.api.url });
     session.dir = await mkdtemp(join(tmpdir(), 'valise-sdk-'));

@@ -17,5 +17,10 @@ export const uploadStatus = transferFile
       .valid(...UPLOADED_FILE_OBJECTS)
       .required(),
     upload_offset: Joi.number().integer().min(0).required(),
+    part_size: Joi.number()
+      .integer()
+      .min(1)
+      .required()
+      .description("The file's part size: a chunk sent with `Content-Range` ends on a multiple of it, or at the end."),
   })
   .label('UploadStatus');

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { partSize } from '../../../lib/uploads/parts.ts';
 import { uploadOffset } from '../../../lib/uploads/receive.ts';
 import { resolveUpload } from '../../../lib/uploads/resolve.ts';
 import { defineRoute } from '../../route.ts';
@@ -18,10 +19,12 @@ export const statusRoute = defineRoute({
     validate: { params: Joi.object<{ token: string }>({ token: uploadToken.required() }) },
   },
   handler: async (request, h) => {
-    const { file, present } = await resolveUpload(request.server.app.services, request.params.token);
+    const { services } = request.server.app;
+    const { file, present } = await resolveUpload(services, request.params.token);
     const offset = uploadOffset(file);
+    const partBytes = partSize(file.size, services.config.transfers.uploads.maxParts);
     return h
-      .response({ ...present(file), upload_offset: offset })
+      .response({ ...present(file), upload_offset: offset, part_size: partBytes })
       .header('Upload-Offset', String(offset))
       .header('Upload-Length', String(file.size))
       .header('Cache-Control', 'no-store');

@@ -3098,6 +3098,8 @@ export interface Paths {
         id: string;
         object: 'transfer_file' | 'intake_file' | 'coffre_item';
         upload_offset: number;
+        /** The file's part size: a chunk sent with `Content-Range` ends on a multiple of it, or at the end. */
+        part_size: number;
       };
     };
     /** Upload one file */

@@ -239,7 +239,8 @@ export class Coffres extends Resource {
 
   private async upload(created: CreatedCoffreItem, params: PutCoffreItemParams, source: FileSource) {
     let bytesSent = 0;
-    await uploadFile(this.http, { url: created.upload_url.url, size: created.upload_url.size, e2e: null }, source, {
+    const { url, size, part_size: partSize } = created.upload_url;
+    await uploadFile(this.http, { url, size, partSize, e2e: null }, source, {
       resume: false,
       signal: params.signal,
       maxResumes: params.maxResumes,

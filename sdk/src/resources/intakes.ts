@@ -126,7 +126,7 @@ export class Intakes extends Resource {
       if (!source) break;
       const e2e = sealed.seal ? await sealed.seal(entry.file_id, index) : null;
       let bytesSent = 0;
-      await uploadFile(this.http, { url: entry.url, size: entry.size, e2e }, source, {
+      await uploadFile(this.http, { url: entry.url, size: entry.size, partSize: entry.part_size, e2e }, source, {
         resume: false,
         signal,
         maxResumes,

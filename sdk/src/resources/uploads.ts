@@ -1,5 +1,5 @@
-import { expectFunction, expectHttpUrl, expectObject, expectSignal } from '../arguments.ts';
-import type { RequestOptions } from '../client.ts';
+import { expectFunction, expectHttpUrl, expectInteger, expectObject, expectSignal } from '../arguments.ts';
+import { type RequestOptions, UPLOAD_PART_BYTES } from '../client.ts';
 import { type SendFileInput, toFileSource } from '../sources.ts';
 import type { UploadStatus } from '../types.ts';
 import { storedOffset, uploadFile } from '../upload.ts';
@@ -26,7 +26,13 @@ export class Uploads extends Resource {
   async put(
     uploadUrl: string,
     file: SendFileInput,
-    options: { resume?: boolean; signal?: AbortSignal; onProgress?: (uploaded: number) => void } = {},
+    options: {
+      resume?: boolean;
+      signal?: AbortSignal;
+      onProgress?: (uploaded: number) => void;
+      /** The upload URL entry's `part_size`, when sending in chunks (`uploadChunkBytes`); asked for otherwise. */
+      partSize?: number;
+    } = {},
   ): Promise<void> {
     expectHttpUrl(uploadUrl, 'uploadUrl', 'an upload URL from transfers.create');
     const source = await toFileSource(file, 'file');
@@ -35,7 +41,12 @@ export class Uploads extends Resource {
     expectSignal(options.signal, 'options.signal');
     let sentThisRequest = 0;
     let currentRequest = -1;
-    return uploadFile(this.http, { url: uploadUrl, size: source.size, e2e: null }, source, {
+    expectInteger(options.partSize, 'options.partSize', 1);
+    // Only chunks need it: a streamed PUT is cut into parts by the server.
+    const partSize =
+      options.partSize ??
+      (this.http.uploadChunkBytes === null ? UPLOAD_PART_BYTES : (await this.status(uploadUrl)).part_size);
+    return uploadFile(this.http, { url: uploadUrl, size: source.size, partSize, e2e: null }, source, {
       resume: options.resume ?? false,
       signal: options.signal,
       onBytes: (sent, stored, request) => {
