@@ -43,12 +43,27 @@ function blobBytes(plain: number, first: boolean, mode: EncryptionMode): number 
 }
 
 /**
+ * The largest file S3 can hold in one object: 5 TiB stored. Server mode stores a 16-byte header
+ * and a 16-byte tag per 64 KiB segment besides the plaintext, so its files stop 1.34 GB short.
+ */
+export function maxFileBytes(mode: EncryptionMode): number {
+  if (mode === 'e2e') return S3_LIMITS.maxObjectBytes;
+  const room = S3_LIMITS.maxObjectBytes - HEADER_SIZE;
+  const wholeSegments = Math.floor(room / (SEGMENT_SIZE + TAG_SIZE));
+  // What is left after the whole segments holds one last, shorter segment and its tag.
+  return wholeSegments * SEGMENT_SIZE + Math.max(0, room - wholeSegments * (SEGMENT_SIZE + TAG_SIZE) - TAG_SIZE);
+}
+
+/**
  * Why a file of `size` cannot be uploaded in parts S3 takes, or null when it can: S3 stores at most
- * 5 TiB per object (the declared size, which in server mode grows by 0.02 % sealed), in at most
- * `maxParts` parts of at most 5 GiB each.
+ * 5 TiB per object (sealed, in server mode: `maxFileBytes`), in at most `maxParts` parts of at most
+ * 5 GiB each.
  */
 export function planRefusal(size: number, mode: EncryptionMode, maxParts: number = S3_LIMITS.maxParts): string | null {
-  if (size > S3_LIMITS.maxObjectBytes) return `A file holds at most ${S3_LIMITS.maxObjectBytes} bytes (5 TiB).`;
+  const largest = maxFileBytes(mode);
+  if (size > largest) {
+    return `A file holds at most ${largest} bytes (what fits in S3's 5 TiB object${mode === 'e2e' ? '' : ' once sealed'}).`;
+  }
   const plain = partSize(size, maxParts);
   if (blobBytes(Math.min(plain, size), true, mode) > S3_LIMITS.maxPartBytes) {
     return `A file of ${size} bytes does not fit in ${maxParts} parts of at most ${S3_LIMITS.maxPartBytes} bytes.`;
