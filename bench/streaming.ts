@@ -203,8 +203,37 @@ export function procStatusKib(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Number(match[1]);
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; null once it is gone. */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+/** The kernel's clock ticks per second (USER_HZ), 100 on Linux's usual builds. */
+const CLOCK_TICKS = 100;
+
+/** The object store's pid when the project's stack runs it (scripts/stack.sh), for its CPU time. */
+export function stackPid(component: string): number | null {
+  const profile = process.env.VALISE_STACK_PROFILE ?? 'dev';
+  const dir = process.env.VALISE_DATA_DIR ?? join(ROOT, '.data');
+  try {
+    const pid = Number(readFileSync(join(dir, profile, 'pids', `${component}.pid`), 'utf8').split(' ')[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
 export type RssReport = {
   phase: string;
+  /** CPU seconds the API, the object store and the bench (the client) spent in the phase. */
+  cpu_seconds: { api: number | null; minio: number | null; client: number };
   baseline_kib: number;
   peak_kib: number;
   growth_kib: number;
@@ -220,6 +249,8 @@ export type RssReport = {
  */
 export async function sampled<T>(pid: number, phase: string, run: () => Promise<T>) {
   const baseline = procStatusKib(pid, 'VmRSS');
+  const minioPid = stackPid('minio');
+  const cpuBefore = { api: cpuSeconds(pid), minio: minioPid ? cpuSeconds(minioPid) : null, client: process.cpuUsage() };
   let hwmReset = true;
   try {
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -236,8 +267,16 @@ export async function sampled<T>(pid: number, phase: string, run: () => Promise<
   try {
     const { value, seconds } = await timed(run);
     sample();
+    const spent = (before: number | null, after: number | null) =>
+      before === null || after === null ? null : round(after - before, 2);
+    const client = process.cpuUsage(cpuBefore.client);
     const rss: RssReport = {
       phase,
+      cpu_seconds: {
+        api: spent(cpuBefore.api, cpuSeconds(pid)),
+        minio: minioPid ? spent(cpuBefore.minio, cpuSeconds(minioPid)) : null,
+        client: round((client.user + client.system) / 1e6, 2),
+      },
       baseline_kib: baseline,
       peak_kib: peak,
       growth_kib: peak - baseline,

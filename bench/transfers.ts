@@ -111,11 +111,11 @@ function table(
     '|---|---:|',
     ...Object.entries(ratios).map(([name, value]) => `| ${name} | ${value.toFixed(2)} |`),
     '',
-    '| API RSS (MiB) | baseline | peak (100 ms samples) | peak − baseline | kernel peak (VmHWM) |',
-    '|---|---:|---:|---:|---:|',
+    '| API RSS (MiB) | baseline | peak (100 ms samples) | peak − baseline | kernel peak (VmHWM) | CPU s: API, MinIO, client |',
+    '|---|---:|---:|---:|---:|---:|',
     ...rss.map(
       (r) =>
-        `| ${r.phase} | ${mib(r.baseline_kib)} | ${mib(r.peak_kib)} | ${mib(r.growth_kib)} | ${r.kernel_peak_kib === null ? 'n/a' : mib(r.kernel_peak_kib)} |`,
+        `| ${r.phase} | ${mib(r.baseline_kib)} | ${mib(r.peak_kib)} | ${mib(r.growth_kib)} | ${r.kernel_peak_kib === null ? 'n/a' : mib(r.kernel_peak_kib)} | ${r.cpu_seconds.api ?? 'n/a'}, ${r.cpu_seconds.minio ?? 'n/a'}, ${r.cpu_seconds.client} |`,
     ),
   ].join('\n');
 }
@@ -174,7 +174,8 @@ async function main() {
     // Raw: the same bytes straight to MinIO: one streamed PutObject, then a multipart upload as lib-storage does it.
     log('raw PutObject…');
     const rawSource = generated(SIZE);
-    const rawPut = await timed(() =>
+    // Sampled like Valise's phases, for the CPU each process spends (the API is idle here).
+    const rawPut = await sampled(child.pid, `${SIZE / GiB} GiB raw PutObject`, () =>
       s3.send(new PutObjectCommand({ Bucket, Key: putKey, Body: rawSource.stream, ContentLength: SIZE })),
     );
     const expected = rawSource.sha256();
@@ -194,7 +195,7 @@ async function main() {
     rows.push(row('raw PUT to MinIO (multipart, 8 MiB parts, 4 in flight)', SIZE, rawMultipart.seconds));
 
     log('raw GetObject…');
-    const rawGet = await timed(async () => {
+    const rawGet = await sampled(child.pid, `${SIZE / GiB} GiB raw GET`, async () => {
       const out = await s3.send(new GetObjectCommand({ Bucket, Key: putKey }));
       return drain(out.Body as Readable);
     });
@@ -252,15 +253,7 @@ async function main() {
     rows.push(...curlRows);
 
     // Memory: a bigger upload, beyond clamd's StreamMaxLength; its scan is not waited for.
-    log(`Valise upload of ${BIG_SIZE} bytes (memory run)…`);
-    const big = await createTransfer(api, 'bench-big.bin', BIG_SIZE);
-    transferIds.push(big.id);
-    const bigSource = generated(BIG_SIZE);
-    const bigUpload = await sampled(child.pid, `${BIG_SIZE / GiB} GiB upload`, () =>
-      putStream(big.uploadUrl, bigSource.stream, BIG_SIZE),
-    );
-    checkSha256('Valise big upload (hash by the API)', bigUpload.value.sha256, bigSource.sha256());
-    rows.push(row(`Valise PUT, memory run`, BIG_SIZE, bigUpload.seconds));
+    const bigRss = BIG_SIZE > 0 ? [await memoryRun(api, child.pid, transferIds, rows)] : [];
 
     const ratios: Record<string, number> = {
       'Valise PUT / raw PutObject': round(rawPut.seconds / upload.seconds),
@@ -273,7 +266,7 @@ async function main() {
       ratios['curl: Valise PUT / MinIO PUT'] = round(curlRawPut.seconds / curlPut.seconds);
       ratios['curl: Valise GET / MinIO GET'] = round(curlRawGet.seconds / curlGet.seconds);
     }
-    const rss = [upload.rss, download.rss, bigUpload.rss];
+    const rss = [rawPut.rss, upload.rss, rawGet.rss, download.rss, ...bigRss];
     return {
       startedAt,
       report: {
@@ -311,6 +304,20 @@ async function main() {
     await db.end();
     await temporal.connection.close();
   }
+}
+
+/** A `BIG_SIZE` upload through Valise, for the API's memory: its row, and its RSS report. */
+async function memoryRun(api: Api, pid: number, transferIds: string[], rows: Row[]) {
+  log(`Valise upload of ${BIG_SIZE} bytes (memory run)…`);
+  const big = await createTransfer(api, 'bench-big.bin', BIG_SIZE);
+  transferIds.push(big.id);
+  const bigSource = generated(BIG_SIZE);
+  const bigUpload = await sampled(pid, `${BIG_SIZE / GiB} GiB upload`, () =>
+    putStream(big.uploadUrl, bigSource.stream, BIG_SIZE),
+  );
+  checkSha256('Valise big upload (hash by the API)', bigUpload.value.sha256, bigSource.sha256());
+  rows.push(row('Valise PUT, memory run', BIG_SIZE, bigUpload.seconds));
+  return bigUpload.rss;
 }
 
 /**
