@@ -1,12 +1,13 @@
 import test from 'ava';
 import { Webhook } from 'standardwebhooks';
 import { createEventQueries } from '../lib/db/queries/events.ts';
-import { deliveryWorkflowId, startDispatcher } from '../lib/events/dispatcher.ts';
+import { startDispatcher } from '../lib/events/dispatcher.ts';
 import { planRuleRuns } from '../lib/rules/plan.ts';
 import { connectTemporal } from '../lib/temporal.ts';
+import { startSender } from '../lib/webhooks/sender.ts';
 import { verifyLegacy } from '../lib/webhooks/signature.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
-import { eventsDispatched, standInTransferCreated, workflowStarted } from './helpers/dispatch.ts';
+import { deliveriesSettled, deliveryQueued, eventsDispatched, standInTransferCreated } from './helpers/dispatch.ts';
 import { type Received, type Receiver, startReceiver } from './helpers/receiver.ts';
 import { untrustedCertificate } from './helpers/tls.ts';
 import { createTransfer } from './helpers/transfers.ts';
@@ -114,12 +115,10 @@ test('a webhook hears only what it subscribed to, and `*` hears everything', asy
   const e2e = await hook(ws, receiver, ['transfer.e2e_created'], '/e2e');
   const eventId = await transferEvent(ws);
   await eventually(async () => (receiver.received.some((r) => r.path === '/all') ? true : undefined));
-  // Dispatched: every delivery this event will ever have was started; the others have none.
+  // Dispatched: every delivery this event will ever have was queued; the others have none.
   await eventsDispatched(api.services.db, [eventId]);
-  const temporal = await connectTemporal(api.services.config);
-  t.teardown(() => temporal.connection.close());
   for (const unsubscribed of [downloads, e2e]) {
-    t.false(await workflowStarted(temporal, deliveryWorkflowId(eventId, unsubscribed.id)), 'no delivery started');
+    t.false(await deliveryQueued(api.services.db, eventId, unsubscribed.id), 'no delivery queued');
   }
   t.deepEqual(
     receiver.forEvent(eventId).map((r) => r.path),
@@ -320,12 +319,10 @@ test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, with a webhook.di
   t.true(off.failure_count >= 2);
 
   // Disabled: new events are not delivered to it until it is turned back on. Once the event is
-  // dispatched, every delivery it will ever have was started: none for the disabled webhook.
+  // dispatched, every delivery it will ever have was queued: none for the disabled webhook.
   const later = await transferEvent(ws);
   await eventsDispatched(api.services.db, [later]);
-  const temporal = await connectTemporal(api.services.config);
-  t.teardown(() => temporal.connection.close());
-  t.false(await workflowStarted(temporal, deliveryWorkflowId(later, broken.id)), 'no delivery to the disabled webhook');
+  t.false(await deliveryQueued(api.services.db, later, broken.id), 'no delivery to the disabled webhook');
   t.deepEqual(receiver.forEvent(later), []);
   const enabled = await api.call('PATCH', '/v1/webhooks', {
     key: ws.keys.live,
@@ -334,22 +331,32 @@ test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, with a webhook.di
   t.like(enabled.body, { is_active: true, disabled_reason: null });
 });
 
-test('dispatchers racing over the same events deliver each (event, webhook) exactly once', async (t) => {
+test('dispatchers and senders racing over the same events deliver each (event, webhook) exactly once', async (t) => {
   const receiver = await startReceiver();
   t.teardown(receiver.close);
   const ws = await api.workspace('Racing dispatchers');
   const one = await hook(ws, receiver, ['transfer.created'], '/one');
   const two = await hook(ws, receiver, ['transfer.created'], '/two');
-  // Two more dispatchers beside the worker's, all woken by the same NOTIFY.
+  // Two more dispatchers and senders beside the worker's, all woken by the same NOTIFYs.
   const temporal = await connectTemporal(api.services.config);
   const config = api.services.config;
+  const senders = [1, 2].map(() =>
+    startSender({
+      db: api.services.db,
+      databaseUrl: config.database.url,
+      temporal,
+      taskQueue: config.temporal.taskQueue,
+      webhooks: config.webhooks,
+      sealKey: api.services.keys.seal,
+      log: () => undefined,
+    }),
+  );
   const rivals = [1, 2].map(() =>
     startDispatcher({
       db: api.services.db,
       databaseUrl: config.database.url,
       temporal,
       taskQueue: config.temporal.taskQueue,
-      retryScheduleMs: config.webhooks.retryScheduleMs,
       // They claim other tests' events too: they must plan those events' rule runs as the worker would.
       planRuns: planRuleRuns,
       log: () => undefined,
@@ -357,6 +364,7 @@ test('dispatchers racing over the same events deliver each (event, webhook) exac
   );
   t.teardown(async () => {
     await Promise.all(rivals.map((rival) => rival.stop()));
+    await Promise.all(senders.map((sender) => sender.stop()));
     await temporal.connection.close();
   });
 
@@ -370,15 +378,18 @@ test('dispatchers racing over the same events deliver each (event, webhook) exac
     return recorded.map((event) => event.id);
   });
   await eventually(async () => (receiver.received.length >= 120 ? true : undefined), 60_000);
-  // Every event dispatched, then every delivery workflow finished: no POST can come after this.
+  // Every event dispatched, then every delivery recorded as succeeded: no POST can come after this.
   await eventsDispatched(api.services.db, ids, 60_000);
-  await Promise.all(
-    ids.flatMap((id) => [one, two].map((h) => temporal.workflow.getHandle(deliveryWorkflowId(id, h.id)).result())),
-  );
+  await deliveriesSettled(api.services.db, ids);
   t.is(receiver.received.length, 120, 'no (event, webhook) pair was delivered twice');
   for (const path of ['/one', '/two']) {
     const heard = receiver.received.filter((r) => r.path === path).map((r) => r.headers['webhook-id']);
     t.deepEqual([...heard].sort(), [...ids].sort(), `${path} heard each event once`);
+  }
+  for (const { id } of [one, two]) {
+    const recorded = await attempts(ws, id);
+    t.is(recorded.length, 60, 'each attempt recorded once');
+    t.true(recorded.every((a) => a.attempt === 1 && a.succeeded && a.trigger === 'scheduled'));
   }
 });
 
