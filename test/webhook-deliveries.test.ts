@@ -175,6 +175,49 @@ test('a receiver that is down, then back, gets every event; duplicates only ever
   }
 });
 
+test('a first attempt that fails is retried on the schedule, ±20 %, and the log numbers the attempts 1, 2, 3', async (t) => {
+  const receiver = await startReceiver();
+  t.teardown(receiver.close);
+  const ws = await api.workspace('Retry schedule');
+  const { id } = await hook(ws, receiver);
+  // The first two attempts fail; the third gets through.
+  receiver.answer(() => ({ status: receiver.received.length <= 2 ? 503 : 200 }));
+  const eventId = await transferEvent(ws);
+  const list = await eventually(async () => {
+    const all = await attempts(ws, id, `&event_id=${eventId}`);
+    return all.some((a) => a.succeeded) ? all.reverse() : undefined;
+  }, 30_000);
+  t.deepEqual(
+    list.map((a) => [a.attempt, a.trigger, a.succeeded, a.status_code]),
+    [
+      [1, 'scheduled', false, 503],
+      [2, 'scheduled', false, 503],
+      [3, 'scheduled', true, 200],
+    ],
+  );
+  t.is(new Set(list.map((a) => a.delivery_id)).size, 1, 'one delivery');
+  t.is(list[2].next_retry_at, null);
+  const schedule = api.services.config.webhooks.retryScheduleMs;
+  const arrivals = receiver.forEvent(eventId).map((r) => r.at);
+  for (const i of [0, 1]) {
+    const wait = schedule[i] as number;
+    // next_retry_at is the jittered wait after the attempt's own time.
+    const planned = Date.parse(list[i].next_retry_at) - Date.parse(list[i].created_at);
+    t.true(
+      planned >= wait * 0.8 - 50 && planned <= wait * 1.2 + 50,
+      `wait ${i + 1} planned ${planned} ms for ${wait} ms`,
+    );
+    const gap = (arrivals[i + 1] as number) - (arrivals[i] as number);
+    t.true(gap >= wait * 0.8, `attempt ${i + 2} came ${gap} ms after attempt ${i + 1}, not before the wait`);
+    t.true(
+      Date.parse(list[i + 1].created_at) >= Date.parse(list[i].next_retry_at),
+      `attempt ${i + 2} was made at or after its next_retry_at`,
+    );
+  }
+  const listed = await api.call('GET', '/v1/webhooks', { key: ws.keys.live });
+  t.like(listed.body.data[0], { success_count: 1, failure_count: 2, last_status: 200 });
+});
+
 test('non-2xx answers, timeouts and redirects are failures, and redirects are not followed', async (t) => {
   const receiver = await startReceiver();
   t.teardown(receiver.close);
