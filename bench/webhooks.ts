@@ -87,7 +87,15 @@ function startWorker(taskQueue: string): ChildProcess {
   const output = openSync(join(ROOT, 'bench/results/webhooks-worker.log'), 'w');
   return spawn('sh', ['scripts/node.sh', 'workers/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, TEMPORAL_TASK_QUEUE: taskQueue, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    env: {
+      ...process.env,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      // The worker's CPU profile, written when it stops (bench/profile-summary.ts reads it).
+      ...(process.env.BENCH_CPU_PROF_DIR
+        ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` }
+        : {}),
+    },
     stdio: ['ignore', output, output],
   });
 }
