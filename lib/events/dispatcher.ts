@@ -76,10 +76,9 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       const events = createEventQueries(tx);
       const claimed = await events.claimUndispatched(batchSize);
       if (claimed.length === 0) return { claimed: 0, queued: 0 };
-      const ids = claimed.map((event) => event.id);
-      const queued = await createDeliveryQueries(tx).queueFirstAttempts(ids);
       if (options.planRuns) await inParallel(await options.planRuns(tx, claimed), START_CONCURRENCY, start);
-      await events.markDispatched(ids);
+      // Queues the deliveries and stamps the events dispatched, in one round trip.
+      const queued = await createDeliveryQueries(tx).queueFirstAttempts(claimed.map((event) => event.id));
       return { claimed: claimed.length, queued };
     });
     if (queued > 0) options.onQueued?.();

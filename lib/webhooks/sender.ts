@@ -17,7 +17,8 @@ import { deliveryHeaders } from './signature.ts';
 // (docs/webhooks.md, "Delivery"). The dispatcher queues deliveries in the
 // transaction that stamps their events dispatched; this loop, in the worker
 // process, leases due ones (FOR NO KEY UPDATE SKIP LOCKED, so several senders
-// share the queue), POSTs up to `concurrency` at once, and records what came
+// share the queue), up to `hold` at a time, POSTs up to `concurrency` of them at
+// once, and records what came
 // back in batches: attempt rows, delivery states, the webhooks' counters and
 // the disabling rule, one transaction per batch. A delivery whose first attempt
 // failed is then handed to a deliverWebhook workflow (its id derived from the
@@ -29,7 +30,7 @@ import { deliveryHeaders } from './signature.ts';
 // its attempt is recorded (and, if it failed, its workflow started), and a
 // lease that runs out makes it due again for any sender. What a dead sender
 // had POSTed but not yet recorded is POSTed again, with the same webhook-id: at
-// most `concurrency` deliveries, the leases it held. Its attempt key
+// most `hold` deliveries, the leases it held. Its attempt key
 // (`<workflow id>:0`, as the workflow would have named it) is recorded once.
 
 export type SenderOptions = {
@@ -39,8 +40,13 @@ export type SenderOptions = {
   taskQueue: string;
   webhooks: Config['webhooks'];
   sealKey: Buffer;
-  /** Deliveries leased and not yet recorded, at most: the POSTs in flight and the duplicate bound. */
+  /** POSTs in flight at most. */
   concurrency?: number;
+  /**
+   * Deliveries leased and not yet recorded, at most: a multiple of `concurrency`, so POSTs go on
+   * while a batch is being recorded. The most a killed sender can have sent without recording.
+   */
+  hold?: number;
   /** The queue is read this often without a wake-up: for leases that ran out and lost NOTIFYs. */
   pollMs?: number;
   lookup?: Lookup;
@@ -55,18 +61,25 @@ export type Sender = {
 };
 
 export const SENDER_CONCURRENCY = 128;
+export const SENDER_HOLD = 4 * SENDER_CONCURRENCY;
 // Records per transaction at most; a batch is whatever finished while the previous one committed.
 const RECORD_BATCH = 500;
 const HAND_OVER_CONCURRENCY = 16;
 
-/** How long a sender holds a delivery: its POST's deadline, then ample time to record it. */
-export const senderLeaseMs = (timeoutMs: number) => timeoutMs + 15_000;
+/**
+ * How long a sender holds a delivery: the deadlines of the POSTs that may be ahead of it (hold /
+ * concurrency rounds), its own, then ample time to record it.
+ */
+export const senderLeaseMs = (timeoutMs: number, rounds = SENDER_HOLD / SENDER_CONCURRENCY) =>
+  rounds * timeoutMs + 15_000;
 
 export function startSender(options: SenderOptions): Sender {
   const { db, webhooks } = options;
-  const limit = options.concurrency ?? SENDER_CONCURRENCY;
+  const concurrency = options.concurrency ?? SENDER_CONCURRENCY;
+  const limit = Math.max(options.hold ?? SENDER_HOLD, concurrency);
   const pollMs = options.pollMs ?? 1_000;
-  const leaseMs = senderLeaseMs(webhooks.timeoutMs);
+  const leaseMs = senderLeaseMs(webhooks.timeoutMs, Math.ceil(limit / concurrency));
+  const posting = semaphore(concurrency);
   const log = options.log ?? ((message) => process.stderr.write(`sender: ${message}\n`));
   const deliveries = createDeliveryQueries(db);
 
@@ -145,33 +158,38 @@ export function startSender(options: SenderOptions): Sender {
     }
   }
 
+  /** Signs at the moment of sending, so the timestamp is the attempt's; an HTTP failure is a result. */
+  function post(row: LeasedDelivery): Promise<PostResult> {
+    const now = new Date();
+    const body = envelopeOf(row.event);
+    const headers = deliveryHeaders({
+      id: row.event.id,
+      timestamp: Math.floor(now.getTime() / 1000),
+      payload: body,
+      secrets: signingSecrets(row.webhook, options.sealKey, now),
+    });
+    return postJson({
+      url: row.webhook.url,
+      body,
+      headers: { ...headers },
+      timeoutMs: webhooks.timeoutMs,
+      allowPrivate: webhooks.allowPrivateTargets,
+      hosts: webhooks.hosts,
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+    }).catch(
+      (error: Error): PostResult => ({
+        ok: false,
+        statusCode: null,
+        durationMs: 0,
+        error: `network_error: ${error.message}`,
+        responseBody: null,
+      }),
+    );
+  }
+
   async function send(row: LeasedDelivery) {
     try {
-      const now = new Date();
-      const body = envelopeOf(row.event);
-      const headers = deliveryHeaders({
-        id: row.event.id,
-        timestamp: Math.floor(now.getTime() / 1000),
-        payload: body,
-        secrets: signingSecrets(row.webhook, options.sealKey, now),
-      });
-      const result = await postJson({
-        url: row.webhook.url,
-        body,
-        headers: { ...headers },
-        timeoutMs: webhooks.timeoutMs,
-        allowPrivate: webhooks.allowPrivateTargets,
-        hosts: webhooks.hosts,
-        ...(options.lookup ? { lookup: options.lookup } : {}),
-      }).catch(
-        (error: Error): PostResult => ({
-          ok: false,
-          statusCode: null,
-          durationMs: 0,
-          error: `network_error: ${error.message}`,
-          responseBody: null,
-        }),
-      );
+      const result = await posting(() => post(row));
       const at = new Date();
       const wait = webhooks.retryScheduleMs[0];
       // The same ±20 % as the workflow's waits (workflows/deliverWebhook.ts).
@@ -301,6 +319,24 @@ type HandOver = { deliveryId: string; eventId: string; webhookId: string; retryA
 
 const idOf = (row: LeasedDelivery) => row.delivery_id;
 const keyOf = (attempt: FirstAttemptRecord) => attempt.attemptKey;
+
+/** Runs at most `limit` of the tasks given at once; the others wait their turn, in order. */
+function semaphore(limit: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (running < limit) running++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      // The slot passes straight to the next in line, or is given back.
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}
 
 async function inParallel<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;

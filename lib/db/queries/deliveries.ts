@@ -99,25 +99,33 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
   return {
     /**
      * Queues a first attempt for each (event, active subscribed webhook) pair of these events, for
-     * the sender; the unique (webhook, event) makes a second pass over the same events add nothing.
-     * Returns how many were queued.
+     * the sender, and stamps the events dispatched: one statement, as the dispatcher's last step.
+     * The unique (webhook, event) makes a second pass over the same events add nothing. Returns
+     * how many were queued.
      */
     async queueFirstAttempts(eventIds: readonly string[]): Promise<number> {
       if (eventIds.length === 0) return 0;
-      const queued = await db.query(sql.typeAlias('void')`
-        INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, sender_due_at)
-        SELECT w.id, e.id, e.type, ms_now()
-        FROM events e
-        JOIN webhooks w ON w.workspace_id = e.workspace_id AND w.environment = e.environment AND w.is_active
-          AND (e.type = ANY (w.events) OR '*' = ANY (w.events))
-        WHERE e.id = ANY (${sql.array(eventIds, 'text')})
-        ON CONFLICT (webhook_id, event_id) DO NOTHING`);
-      if (queued.rowCount > 0) {
-        // Delivered at commit: wakes the senders of other processes (this one is told directly).
-        await db.query(sql.type(z.object({ notified: z.literal(true) }))`
-          SELECT true AS notified FROM pg_notify('valise_deliveries', '')`);
-      }
-      return queued.rowCount;
+      const ids = sql.array(eventIds, 'text');
+      // The NOTIFY is delivered at commit: it wakes the senders of other processes (the dispatcher
+      // tells its own directly), once per transaction and only when something was queued.
+      const { queued } = await db.one(sql.type(z.object({ queued: z.number().int(), notified: z.number().int() }))`
+        WITH queued AS (
+          INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, sender_due_at)
+          SELECT w.id, e.id, e.type, ms_now()
+          FROM events e
+          JOIN webhooks w ON w.workspace_id = e.workspace_id AND w.environment = e.environment AND w.is_active
+            AND (e.type = ANY (w.events) OR '*' = ANY (w.events))
+          WHERE e.id = ANY (${ids})
+          ON CONFLICT (webhook_id, event_id) DO NOTHING
+          RETURNING id
+        ), dispatched AS (
+          UPDATE events SET dispatched_at = ms_now() WHERE id = ANY (${ids}) RETURNING id
+        )
+        SELECT (SELECT count(*) FROM queued)::int AS queued,
+               (SELECT count(*) FROM (SELECT pg_notify('valise_deliveries', '') FROM queued LIMIT 1) AS told)::int
+                 AS notified
+        FROM (SELECT count(*) FROM dispatched) AS stamped`);
+      return queued;
     },
 
     /**
@@ -171,26 +179,23 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
      */
     async recordFirstAttempts(records: readonly FirstAttemptRecord[]): Promise<readonly FirstAttemptRecord[]> {
       if (records.length === 0) return [];
+      // A twin that recorded first (it took the delivery over when this lease ran out) has moved the
+      // delivery off the queue, or left a scheduled attempt on it; the INSERT's ON CONFLICT is the last word.
       const locked = await db.any(sql.type(z.object({ id: z.uuid(), attempt_count: z.number().int() }))`
-        SELECT id, attempt_count FROM webhook_deliveries
-        WHERE id = ANY (${sql.array(
+        SELECT d.id, d.attempt_count FROM webhook_deliveries d
+        WHERE d.id = ANY (${sql.array(
           records.map((r) => r.deliveryId),
           'uuid',
-        )}) AND status = 'pending' AND sender_due_at IS NOT NULL
-        ORDER BY id
-        FOR NO KEY UPDATE`);
-      const known = await db.anyFirst(sql.type(z.object({ attempt_key: z.string() }))`
-        SELECT attempt_key FROM webhook_delivery_attempts
-        WHERE attempt_key = ANY (${sql.array(
-          records.map((r) => r.attemptKey),
-          'text',
-        )})`);
+        )}) AND d.status = 'pending' AND d.sender_due_at IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id AND a.trigger = 'scheduled')
+        ORDER BY d.id
+        FOR NO KEY UPDATE OF d`);
       const counts = new Map(locked.map((row) => [row.id, row.attempt_count]));
-      const recorded = new Set(known);
       // A key twice in one batch is this process's own twin (its lease ran out while it POSTed): once.
+      const seen = new Set<string>();
       const fresh = records.filter((r) => {
-        if (!counts.has(r.deliveryId) || recorded.has(r.attemptKey)) return false;
-        recorded.add(r.attemptKey);
+        if (!counts.has(r.deliveryId) || seen.has(r.attemptKey)) return false;
+        seen.add(r.attemptKey);
         return true;
       });
       if (fresh.length === 0) return [];
@@ -213,7 +218,7 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
           status,
         ];
       });
-      await db.query(sql.typeAlias('void')`
+      const recorded = await db.anyFirst(sql.type(z.object({ attempt_key: z.string() }))`
         WITH input AS (
           SELECT * FROM ${sql.unnest(rows, [
             'uuid',
@@ -231,13 +236,15 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
             'text',
           ])} AS u(delivery_id, webhook_id, attempt_key, attempt, url, status_code, succeeded, duration_ms, error,
                    response_body, next_retry_at, created_at, status)
-        ), attempts AS (
+        ), inserted AS (
           INSERT INTO webhook_delivery_attempts
             (delivery_id, webhook_id, attempt_key, attempt, trigger, url, status_code, succeeded, duration_ms, error,
              response_body, next_retry_at, created_at)
           SELECT delivery_id, webhook_id, attempt_key, attempt, 'scheduled', url, status_code, succeeded, duration_ms,
                  error, response_body, next_retry_at, created_at
           FROM input
+          ON CONFLICT (attempt_key) DO NOTHING
+          RETURNING attempt_key
         )
         UPDATE webhook_deliveries d SET
           attempt_count = i.attempt,
@@ -246,8 +253,11 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
           completed_at = CASE WHEN i.status = 'pending' THEN NULL ELSE ms_now() END,
           sender_due_at = CASE WHEN i.status = 'pending' THEN d.sender_due_at END,
           leased_until = CASE WHEN i.status = 'pending' THEN d.leased_until END
-        FROM input i WHERE d.id = i.delivery_id`);
-      return fresh;
+        FROM input i JOIN inserted USING (attempt_key)
+        WHERE d.id = i.delivery_id
+        RETURNING i.attempt_key`);
+      const keys = new Set(recorded);
+      return fresh.filter((r) => keys.has(r.attemptKey));
     },
 
     /** Takes deliveries off the sender's queue: handed over to their workflow, finished, or cancelled. */

@@ -74,11 +74,6 @@ export function createEventQueries(db: CommonQueryMethods) {
         FOR NO KEY UPDATE SKIP LOCKED`);
     },
 
-    async markDispatched(eventIds: readonly string[]): Promise<void> {
-      await db.query(sql.typeAlias('void')`
-        UPDATE events SET dispatched_at = ms_now() WHERE id = ANY (${sql.array(eventIds, 'text')})`);
-    },
-
     async listByType(tenant: Tenant, type: string): Promise<readonly EventRow[]> {
       return db.any(sql.type(eventRow)`
         SELECT id, workspace_id, environment, type, data, created_at FROM events

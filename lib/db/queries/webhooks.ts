@@ -137,8 +137,6 @@ export function createWebhookQueries(db: CommonQueryMethods) {
       }
       if (byHook.size === 0) return;
       const ids = [...byHook.keys()].sort();
-      await db.any(sql.type(z.object({ id: z.uuid() }))`
-        SELECT id FROM webhooks WHERE id = ANY (${sql.array(ids, 'uuid')}) ORDER BY id FOR NO KEY UPDATE`);
       const rows = ids.map((id) => {
         const c = byHook.get(id) ?? { ok: 0, failed: 0, lastOk: false, lastStatus: null };
         return [id, c.ok, c.failed, c.lastOk, c.ok > 0, c.lastStatus];
@@ -152,8 +150,9 @@ export function createWebhookQueries(db: CommonQueryMethods) {
           failing_since = CASE WHEN u.last_ok THEN NULL WHEN u.any_ok THEN ms_now()
                                ELSE coalesce(w.failing_since, ms_now()) END
         FROM ${sql.unnest(rows, ['uuid', 'int4', 'int4', 'bool', 'bool', 'int4'])}
-          AS u(id, ok, failed, last_ok, any_ok, last_status)
-        WHERE w.id = u.id`);
+          AS u(id, ok, failed, last_ok, any_ok, last_status),
+          (SELECT id FROM webhooks WHERE id = ANY (${sql.array(ids, 'uuid')}) ORDER BY id FOR NO KEY UPDATE) locked
+        WHERE w.id = u.id AND locked.id = u.id`);
     },
 
     /** Turns the webhook off when it has failed without a single success for `afterMs`; null if it stays on. */
