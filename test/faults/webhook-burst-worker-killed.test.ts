@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { createEventQueries } from '../../lib/db/queries/events.ts';
 import { sql } from '../../lib/db/sql.ts';
-import { SENDER_CONCURRENCY } from '../../lib/webhooks/sender.ts';
+import { SENDER_HOLD } from '../../lib/webhooks/sender.ts';
 import { eventually, startApi } from '../helpers/api.ts';
 import { deliveriesSettled, standInTransferCreated } from '../helpers/dispatch.ts';
 import { kill, startWorker } from '../helpers/processes.ts';
@@ -14,7 +14,7 @@ import { startReceiver } from '../helpers/receiver.ts';
 // its sender is in the middle of it, and another worker is started. Every
 // (event, webhook) pair arrives, signed; a pair arrives twice only if the dead
 // worker held its lease at the kill (docs/webhooks.md, "Delivery"), so never
-// more than SENDER_CONCURRENCY of them; and every attempt is recorded once.
+// more than SENDER_HOLD of them; and every attempt is recorded once.
 
 const EVENTS = 500;
 const PATHS = ['/a', '/b', '/c'];
@@ -22,7 +22,7 @@ const KILL_AFTER = 300;
 
 test('a worker killed mid-burst loses no delivery, and repeats only what it held at the kill', async (t) => {
   const taskQueue = `webhook-burst-${randomUUID()}`;
-  // A 2 s timeout makes the sender's lease 17 s, so the second worker takes the dead one's deliveries soon.
+  // A 2 s timeout makes the sender's lease 23 s (senderLeaseMs), so the second worker takes the dead one's deliveries soon.
   const workerEnv = { TEMPORAL_TASK_QUEUE: taskQueue, WEBHOOK_TIMEOUT_MS: '2000' };
   const api = await startApi({ TEMPORAL_TASK_QUEUE: taskQueue });
   const receiver = await startReceiver();
@@ -71,7 +71,7 @@ test('a worker killed mid-burst loses no delivery, and repeats only what it held
   const heldPairs = new Set(held.map((row) => `${row.event_id} ${new URL(row.path).pathname}`));
   t.true(arrivedBeforeKill < EVENTS * PATHS.length, `killed mid-burst (${arrivedBeforeKill} had arrived)`);
   t.true(heldPairs.size > 0, 'the dead worker held deliveries at the kill');
-  t.true(heldPairs.size <= SENDER_CONCURRENCY, `it held at most ${SENDER_CONCURRENCY} (held ${heldPairs.size})`);
+  t.true(heldPairs.size <= SENDER_HOLD, `it held at most ${SENDER_HOLD} (held ${heldPairs.size})`);
 
   worker = startWorker(workerEnv);
   await eventually(
