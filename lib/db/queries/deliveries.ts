@@ -147,13 +147,16 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
           FROM due WHERE d.id = due.id
           RETURNING d.id, d.webhook_id, d.event_id, d.status, d.next_attempt_at
         )
-        SELECT l.id AS delivery_id, l.status, l.next_attempt_at,
-          EXISTS (SELECT 1 FROM webhook_delivery_attempts a WHERE a.delivery_id = l.id AND a.trigger = 'scheduled')
-            AS attempted,
+        SELECT l.id AS delivery_id, l.status, l.next_attempt_at, scheduled.attempted IS NOT NULL AS attempted,
           e.id AS event_id, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
           w.id AS webhook_id, w.url, w.is_active, w.secret_sealed, w.previous_secret_sealed,
           w.previous_secret_expires_at
-        FROM leased l JOIN events e ON e.id = l.event_id JOIN webhooks w ON w.id = l.webhook_id`);
+        FROM leased l JOIN events e ON e.id = l.event_id JOIN webhooks w ON w.id = l.webhook_id
+        -- A lookup per delivery: as an EXISTS, the planner may hash the whole attempts table instead.
+        LEFT JOIN LATERAL (
+          SELECT true AS attempted FROM webhook_delivery_attempts a
+          WHERE a.delivery_id = l.id AND a.trigger = 'scheduled' LIMIT 1
+        ) scheduled ON TRUE`);
       return rows.map(({ event_id, event_type, event_data, event_created_at, webhook_id, ...row }) => ({
         delivery_id: row.delivery_id,
         status: row.status,
@@ -180,16 +183,15 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
     async recordFirstAttempts(records: readonly FirstAttemptRecord[]): Promise<readonly FirstAttemptRecord[]> {
       if (records.length === 0) return [];
       // A twin that recorded first (it took the delivery over when this lease ran out) has moved the
-      // delivery off the queue, or left a scheduled attempt on it; the INSERT's ON CONFLICT is the last word.
+      // delivery off the queue, or recorded the same attempt key, which the INSERT's ON CONFLICT skips.
       const locked = await db.any(sql.type(z.object({ id: z.uuid(), attempt_count: z.number().int() }))`
         SELECT d.id, d.attempt_count FROM webhook_deliveries d
         WHERE d.id = ANY (${sql.array(
           records.map((r) => r.deliveryId),
           'uuid',
         )}) AND d.status = 'pending' AND d.sender_due_at IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id AND a.trigger = 'scheduled')
         ORDER BY d.id
-        FOR NO KEY UPDATE OF d`);
+        FOR NO KEY UPDATE`);
       const counts = new Map(locked.map((row) => [row.id, row.attempt_count]));
       // A key twice in one batch is this process's own twin (its lease ran out while it POSTed): once.
       const seen = new Set<string>();
