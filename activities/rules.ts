@@ -15,9 +15,9 @@ import { describeEvent, fillIn, placeholders } from '../lib/rules/describe.ts';
 import { limitsFor } from '../lib/transfers/limits.ts';
 import { shareUrl } from '../lib/transfers/present.ts';
 import type { RuleExecutionStatus } from '../lib/vocabulary.ts';
+import { envelopeOf } from '../lib/webhooks/outgoing.ts';
 import { postJson } from '../lib/webhooks/post.ts';
 import { deliveryHeaders } from '../lib/webhooks/signature.ts';
-import { envelopeOf } from './webhooks.ts';
 
 export type RuleActivityDeps = { config: Config; db: DatabasePool; sealKey: Buffer; mailer: Mailer };
 

@@ -1,14 +1,14 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../lib/config.ts';
-import { unseal } from '../lib/crypto/secrets.ts';
-import { createAuditQueries } from '../lib/db/queries/audit.ts';
 import { type AttemptRow, createDeliveryQueries } from '../lib/db/queries/deliveries.ts';
-import { createEventQueries, type EventRow } from '../lib/db/queries/events.ts';
-import { createWebhookQueries, type WebhookRow } from '../lib/db/queries/webhooks.ts';
+import { createEventQueries } from '../lib/db/queries/events.ts';
+import { createWebhookQueries } from '../lib/db/queries/webhooks.ts';
 import type { Lookup } from '../lib/net/ssrf.ts';
 import type { DeliveryTrigger } from '../lib/vocabulary.ts';
 import { type AttemptOutcome, presentAttempt } from '../lib/webhooks/attempts.ts';
+import { recordWebhookDisabled } from '../lib/webhooks/disabled.ts';
+import { envelopeOf, signingSecrets } from '../lib/webhooks/outgoing.ts';
 import { postJson } from '../lib/webhooks/post.ts';
 import { deliveryHeaders } from '../lib/webhooks/signature.ts';
 
@@ -32,26 +32,6 @@ export type AttemptInput = {
 
 // The workflow reads the activity's result type here, with the activity.
 export type { AttemptOutcome };
-
-/** The signed envelope (spec, Events: Delivery envelope); the same bytes on every attempt. */
-export function envelopeOf(event: EventRow): string {
-  return JSON.stringify({
-    id: event.id,
-    type: event.type,
-    timestamp: event.created_at.toISOString(),
-    data: event.data,
-  });
-}
-
-/** Oldest first: during a rotation the previous secret signs too, until it expires. */
-function signingSecrets(hook: WebhookRow, key: Buffer, now: Date): string[] {
-  const current = unseal(key, hook.secret_sealed);
-  const previousValid =
-    hook.previous_secret_sealed !== null &&
-    hook.previous_secret_expires_at !== null &&
-    hook.previous_secret_expires_at > now;
-  return previousValid && hook.previous_secret_sealed ? [unseal(key, hook.previous_secret_sealed), current] : [current];
-}
 
 export function createWebhookActivities(deps: WebhookActivityDeps) {
   const { config, db } = deps;
@@ -126,7 +106,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
         const disabled = await hooks.disableIfFailingFor(hook.id, config.webhooks.disableAfterMs);
         if (disabled) {
           await queries.cancel(delivery.id);
-          await recordDisabled(tx, disabled);
+          await recordWebhookDisabled(tx, disabled);
         }
       }
       return row;
@@ -135,22 +115,6 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
   }
 
   return { attemptDelivery };
-}
-
-async function recordDisabled(tx: Parameters<Parameters<DatabasePool['transaction']>[0]>[0], hook: WebhookRow) {
-  const tenant = { workspaceId: hook.workspace_id, environment: hook.environment };
-  await createEventQueries(tx).record(tenant, 'webhook.disabled', {
-    webhook: { id: hook.id, url: hook.url, failure_count: hook.failure_count, last_status: hook.last_status },
-    reason: 'failing',
-    failing_since: (hook.failing_since ?? new Date()).toISOString(),
-  });
-  await createAuditQueries(tx).insertSystem({
-    ...tenant,
-    action: 'webhook.disable',
-    resourceType: 'webhook',
-    resourceId: hook.id,
-    metadata: { reason: 'failing', failing_since: hook.failing_since?.toISOString() ?? null },
-  });
 }
 
 function outcomeOf(row: AttemptRow): AttemptOutcome {

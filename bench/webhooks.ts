@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdirSync, openSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, cpus } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,16 +21,20 @@ import { standInTransferCreated } from '../test/helpers/dispatch.ts';
 import { gitCommit, writeResults } from './results.ts';
 
 // Signed webhook deliveries through the whole pipeline: events recorded in
-// PostgreSQL, the worker's dispatcher, one Temporal workflow per (event,
-// webhook), the signed POST, the attempt recorded. A local receiver on
-// loopback notes when each delivery arrives.
+// PostgreSQL, the worker's dispatcher queueing a delivery per (event, webhook),
+// the sender's signed POST, the attempt recorded. A local receiver on loopback
+// notes when each delivery arrives. The ceiling, in the same run: the same
+// number of bare POSTs from this process to the same receiver, as many at once
+// as the sender makes, with nothing else around them.
 // Usage: sh scripts/node.sh bench/webhooks.ts    (bench/README.md has the details)
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 5);
-const STEADY_RATE = Number(process.env.BENCH_STEADY_RATE ?? 4); // events per second, below what the dev stack sustains
+const STEADY_RATE = Number(process.env.BENCH_STEADY_RATE ?? 50); // events per second
 const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 20);
 const INSERT_BATCH = 500;
+const CEILING_POSTS = Number(process.env.BENCH_CEILING_POSTS ?? 20_000);
+const CEILING_CONCURRENCY = 128; // SENDER_CONCURRENCY (lib/webhooks/sender.ts)
 const VERIFY_EVERY = 100; // the receiver checks one signature in this many with `standardwebhooks`
 const DRAIN_TIMEOUT_MS = 60 * 60_000;
 
@@ -57,7 +61,7 @@ async function startReceiver(secrets: Map<string, string>) {
       const body = Buffer.concat(chunks).toString('utf8');
       const path = request.url ?? '/';
       const eventId = String(request.headers['webhook-id']);
-      if (seen++ % VERIFY_EVERY === 0) {
+      if (path !== '/ceiling' && seen++ % VERIFY_EVERY === 0) {
         try {
           const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)]));
           new Webhook(secrets.get(path) ?? '').verify(body, headers);
@@ -83,9 +87,42 @@ function startWorker(taskQueue: string): ChildProcess {
   const output = openSync(join(ROOT, 'bench/results/webhooks-worker.log'), 'w');
   return spawn('sh', ['scripts/node.sh', 'workers/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, TEMPORAL_TASK_QUEUE: taskQueue, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    env: {
+      ...process.env,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      // The worker's CPU profile, written when it stops (bench/profile-summary.ts reads it).
+      ...(process.env.BENCH_CPU_PROF_DIR
+        ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` }
+        : {}),
+    },
     stdio: ['ignore', output, output],
   });
+}
+
+/** Bare keep-alive POSTs of a delivery-sized body to the receiver: what Node's HTTP alone does here. */
+async function ceiling(port: number, arrivals: Arrival[]) {
+  const agent = new Agent({ keepAlive: true, maxSockets: CEILING_CONCURRENCY });
+  const body = JSON.stringify({ id: 'evt_ceiling', type: 'transfer.created', data: standInTransferCreated() });
+  let next = 0;
+  const started = performance.now();
+  const lane = async () => {
+    while (next++ < CEILING_POSTS) {
+      await new Promise<void>((resolve, reject) => {
+        const req = request(
+          { host: '127.0.0.1', port, path: '/ceiling', method: 'POST', agent, headers: { 'webhook-id': 'ceiling' } },
+          (res) => res.resume().on('end', resolve).on('error', reject),
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: CEILING_CONCURRENCY }, lane));
+  const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  arrivals.length = 0;
+  return { posts: CEILING_POSTS, seconds: round(seconds, 2), posts_per_second: round(CEILING_POSTS / seconds) };
 }
 
 async function recordEvents(db: DatabasePool, tenant: { workspaceId: string; environment: 'live' }, count: number) {
@@ -166,11 +203,12 @@ async function main() {
     receiver.arrivals.length = 0;
 
     log(`steady: ${STEADY_RATE} events/s for ${STEADY_SECONDS} s`);
+    // One event per transaction, evenly spaced, as API calls would record them.
     const steadyCreated = new Map<string, number>();
-    for (let second = 0; second < STEADY_SECONDS; second++) {
-      const tick = Date.now();
-      for (const [id, at] of await recordEvents(db, tenant, STEADY_RATE)) steadyCreated.set(id, at);
-      await delay(Math.max(0, 1_000 - (Date.now() - tick)));
+    const steadyStart = Date.now();
+    for (let i = 0; i < STEADY_RATE * STEADY_SECONDS; i++) {
+      await delay(Math.max(0, steadyStart + (i * 1_000) / STEADY_RATE - Date.now()));
+      for (const [id, at] of await recordEvents(db, tenant, 1)) steadyCreated.set(id, at);
     }
     await waitFor(receiver.arrivals, steadyCreated.size * WEBHOOKS);
     const steady = latencies(receiver.arrivals, steadyCreated);
@@ -184,6 +222,9 @@ async function main() {
     const seconds = (Date.now() - burstStart) / 1000;
     const burst = latencies(receiver.arrivals, burstCreated);
     const pairs = new Set(receiver.arrivals.map((a) => `${a.eventId} ${a.path}`));
+    const burstDeliveries = receiver.arrivals.length;
+    log(`ceiling: ${CEILING_POSTS} bare POSTs, ${CEILING_CONCURRENCY} at a time`);
+    const bare = await ceiling(receiver.port, receiver.arrivals);
 
     const report = {
       bench: 'webhooks',
@@ -194,14 +235,15 @@ async function main() {
       cores: availableParallelism(),
       settings: { events: EVENTS, webhooks: WEBHOOKS, steady_rate: STEADY_RATE, steady_seconds: STEADY_SECONDS },
       burst: {
-        deliveries: receiver.arrivals.length,
+        deliveries: burstDeliveries,
         distinct_pairs: pairs.size,
         seconds: round(seconds, 2),
-        deliveries_per_second: round(receiver.arrivals.length / seconds),
+        deliveries_per_second: round(burstDeliveries / seconds),
         events_recorded_in_seconds: round((recorded - burstStart) / 1000, 2),
         event_to_delivery: burst,
       },
       steady: { deliveries: steadyCreated.size * WEBHOOKS, event_to_delivery: steady },
+      ceiling_bare_posts: bare,
       signatures_checked_bad: receiver.badSignatures(),
     };
     const file = writeResults('webhooks', startedAt, report);
@@ -213,6 +255,7 @@ async function main() {
     console.log(
       `| steady: ${STEADY_RATE} events/s × ${WEBHOOKS} webhooks | ${report.steady.deliveries} | n/a | ${steady.p50_ms} ms | ${steady.p99_ms} ms |`,
     );
+    console.log(`| ceiling: bare POSTs from the bench | ${bare.posts} | ${bare.posts_per_second} | n/a | n/a |`);
     log(`results in ${file}`);
     if (pairs.size !== EVENTS * WEBHOOKS || receiver.badSignatures() > 0) {
       log(`ERROR: ${pairs.size} distinct (event, webhook) pairs, ${receiver.badSignatures()} bad signatures`);

@@ -37,7 +37,7 @@ const MAY_IMPORT: Record<Layer, { values: Layer[]; typesOnly?: Layer[] }> = {
  * signal them through their defineSignal values (docs/architecture.md, "Workflows"), so they
  * import those values. No other file of lib/ does.
  */
-const STARTS_WORKFLOWS = new Set(['lib/temporal.ts', 'lib/events/dispatcher.ts', 'lib/rules/plan.ts']);
+const STARTS_WORKFLOWS = new Set(['lib/temporal.ts', 'lib/rules/plan.ts', 'lib/webhooks/sender.ts']);
 
 /**
  * Formats written once for the server and the browser: dependency-free modules of the SDK that

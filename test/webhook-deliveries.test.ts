@@ -1,12 +1,13 @@
 import test from 'ava';
 import { Webhook } from 'standardwebhooks';
 import { createEventQueries } from '../lib/db/queries/events.ts';
-import { deliveryWorkflowId, startDispatcher } from '../lib/events/dispatcher.ts';
+import { startDispatcher } from '../lib/events/dispatcher.ts';
 import { planRuleRuns } from '../lib/rules/plan.ts';
 import { connectTemporal } from '../lib/temporal.ts';
+import { startSender } from '../lib/webhooks/sender.ts';
 import { verifyLegacy } from '../lib/webhooks/signature.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
-import { eventsDispatched, standInTransferCreated, workflowStarted } from './helpers/dispatch.ts';
+import { deliveriesSettled, deliveryQueued, eventsDispatched, standInTransferCreated } from './helpers/dispatch.ts';
 import { type Received, type Receiver, startReceiver } from './helpers/receiver.ts';
 import { untrustedCertificate } from './helpers/tls.ts';
 import { createTransfer } from './helpers/transfers.ts';
@@ -114,12 +115,10 @@ test('a webhook hears only what it subscribed to, and `*` hears everything', asy
   const e2e = await hook(ws, receiver, ['transfer.e2e_created'], '/e2e');
   const eventId = await transferEvent(ws);
   await eventually(async () => (receiver.received.some((r) => r.path === '/all') ? true : undefined));
-  // Dispatched: every delivery this event will ever have was started; the others have none.
+  // Dispatched: every delivery this event will ever have was queued; the others have none.
   await eventsDispatched(api.services.db, [eventId]);
-  const temporal = await connectTemporal(api.services.config);
-  t.teardown(() => temporal.connection.close());
   for (const unsubscribed of [downloads, e2e]) {
-    t.false(await workflowStarted(temporal, deliveryWorkflowId(eventId, unsubscribed.id)), 'no delivery started');
+    t.false(await deliveryQueued(api.services.db, eventId, unsubscribed.id), 'no delivery queued');
   }
   t.deepEqual(
     receiver.forEvent(eventId).map((r) => r.path),
@@ -174,6 +173,49 @@ test('a receiver that is down, then back, gets every event; duplicates only ever
     );
     t.true(numbers.length >= 2);
   }
+});
+
+test('a first attempt that fails is retried on the schedule, ±20 %, and the log numbers the attempts 1, 2, 3', async (t) => {
+  const receiver = await startReceiver();
+  t.teardown(receiver.close);
+  const ws = await api.workspace('Retry schedule');
+  const { id } = await hook(ws, receiver);
+  // The first two attempts fail; the third gets through.
+  receiver.answer(() => ({ status: receiver.received.length <= 2 ? 503 : 200 }));
+  const eventId = await transferEvent(ws);
+  const list = await eventually(async () => {
+    const all = await attempts(ws, id, `&event_id=${eventId}`);
+    return all.some((a) => a.succeeded) ? all.reverse() : undefined;
+  }, 30_000);
+  t.deepEqual(
+    list.map((a) => [a.attempt, a.trigger, a.succeeded, a.status_code]),
+    [
+      [1, 'scheduled', false, 503],
+      [2, 'scheduled', false, 503],
+      [3, 'scheduled', true, 200],
+    ],
+  );
+  t.is(new Set(list.map((a) => a.delivery_id)).size, 1, 'one delivery');
+  t.is(list[2].next_retry_at, null);
+  const schedule = api.services.config.webhooks.retryScheduleMs;
+  const arrivals = receiver.forEvent(eventId).map((r) => r.at);
+  for (const i of [0, 1]) {
+    const wait = schedule[i] as number;
+    // next_retry_at is the jittered wait after the attempt's own time.
+    const planned = Date.parse(list[i].next_retry_at) - Date.parse(list[i].created_at);
+    t.true(
+      planned >= wait * 0.8 - 50 && planned <= wait * 1.2 + 50,
+      `wait ${i + 1} planned ${planned} ms for ${wait} ms`,
+    );
+    const gap = (arrivals[i + 1] as number) - (arrivals[i] as number);
+    t.true(gap >= wait * 0.8, `attempt ${i + 2} came ${gap} ms after attempt ${i + 1}, not before the wait`);
+    t.true(
+      Date.parse(list[i + 1].created_at) >= Date.parse(list[i].next_retry_at),
+      `attempt ${i + 2} was made at or after its next_retry_at`,
+    );
+  }
+  const listed = await api.call('GET', '/v1/webhooks', { key: ws.keys.live });
+  t.like(listed.body.data[0], { success_count: 1, failure_count: 2, last_status: 200 });
 });
 
 test('non-2xx answers, timeouts and redirects are failures, and redirects are not followed', async (t) => {
@@ -320,12 +362,10 @@ test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, with a webhook.di
   t.true(off.failure_count >= 2);
 
   // Disabled: new events are not delivered to it until it is turned back on. Once the event is
-  // dispatched, every delivery it will ever have was started: none for the disabled webhook.
+  // dispatched, every delivery it will ever have was queued: none for the disabled webhook.
   const later = await transferEvent(ws);
   await eventsDispatched(api.services.db, [later]);
-  const temporal = await connectTemporal(api.services.config);
-  t.teardown(() => temporal.connection.close());
-  t.false(await workflowStarted(temporal, deliveryWorkflowId(later, broken.id)), 'no delivery to the disabled webhook');
+  t.false(await deliveryQueued(api.services.db, later, broken.id), 'no delivery to the disabled webhook');
   t.deepEqual(receiver.forEvent(later), []);
   const enabled = await api.call('PATCH', '/v1/webhooks', {
     key: ws.keys.live,
@@ -334,22 +374,32 @@ test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, with a webhook.di
   t.like(enabled.body, { is_active: true, disabled_reason: null });
 });
 
-test('dispatchers racing over the same events deliver each (event, webhook) exactly once', async (t) => {
+test('dispatchers and senders racing over the same events deliver each (event, webhook) exactly once', async (t) => {
   const receiver = await startReceiver();
   t.teardown(receiver.close);
   const ws = await api.workspace('Racing dispatchers');
   const one = await hook(ws, receiver, ['transfer.created'], '/one');
   const two = await hook(ws, receiver, ['transfer.created'], '/two');
-  // Two more dispatchers beside the worker's, all woken by the same NOTIFY.
+  // Two more dispatchers and senders beside the worker's, all woken by the same NOTIFYs.
   const temporal = await connectTemporal(api.services.config);
   const config = api.services.config;
+  const senders = [1, 2].map(() =>
+    startSender({
+      db: api.services.db,
+      databaseUrl: config.database.url,
+      temporal,
+      taskQueue: config.temporal.taskQueue,
+      webhooks: config.webhooks,
+      sealKey: api.services.keys.seal,
+      log: () => undefined,
+    }),
+  );
   const rivals = [1, 2].map(() =>
     startDispatcher({
       db: api.services.db,
       databaseUrl: config.database.url,
       temporal,
       taskQueue: config.temporal.taskQueue,
-      retryScheduleMs: config.webhooks.retryScheduleMs,
       // They claim other tests' events too: they must plan those events' rule runs as the worker would.
       planRuns: planRuleRuns,
       log: () => undefined,
@@ -357,6 +407,7 @@ test('dispatchers racing over the same events deliver each (event, webhook) exac
   );
   t.teardown(async () => {
     await Promise.all(rivals.map((rival) => rival.stop()));
+    await Promise.all(senders.map((sender) => sender.stop()));
     await temporal.connection.close();
   });
 
@@ -370,15 +421,18 @@ test('dispatchers racing over the same events deliver each (event, webhook) exac
     return recorded.map((event) => event.id);
   });
   await eventually(async () => (receiver.received.length >= 120 ? true : undefined), 60_000);
-  // Every event dispatched, then every delivery workflow finished: no POST can come after this.
+  // Every event dispatched, then every delivery recorded as succeeded: no POST can come after this.
   await eventsDispatched(api.services.db, ids, 60_000);
-  await Promise.all(
-    ids.flatMap((id) => [one, two].map((h) => temporal.workflow.getHandle(deliveryWorkflowId(id, h.id)).result())),
-  );
+  await deliveriesSettled(api.services.db, ids);
   t.is(receiver.received.length, 120, 'no (event, webhook) pair was delivered twice');
   for (const path of ['/one', '/two']) {
     const heard = receiver.received.filter((r) => r.path === path).map((r) => r.headers['webhook-id']);
     t.deepEqual([...heard].sort(), [...ids].sort(), `${path} heard each event once`);
+  }
+  for (const { id } of [one, two]) {
+    const recorded = await attempts(ws, id);
+    t.is(recorded.length, 60, 'each attempt recorded once');
+    t.true(recorded.every((a) => a.attempt === 1 && a.succeeded && a.trigger === 'scheduled'));
   }
 });
 

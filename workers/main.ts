@@ -10,6 +10,7 @@ import { openWorkerResources } from '../lib/composition.ts';
 import { loadConfig } from '../lib/config.ts';
 import { startDispatcher } from '../lib/events/dispatcher.ts';
 import { planRuleRuns } from '../lib/rules/plan.ts';
+import { startSender } from '../lib/webhooks/sender.ts';
 
 // The activity worker: runs every workflow in workflows/ and the activities
 // they call, with the real database, object store, clamd and SMTP server.
@@ -32,13 +33,22 @@ const worker = await Worker.create({
   },
 });
 
-// The outbox relay lives with the workers: no API process is needed for events to flow.
+// The outbox relay and the webhook sender live with the workers: no API process is needed for
+// events to flow. The dispatcher wakes this sender itself; other processes' senders hear a NOTIFY.
+const sender = startSender({
+  db,
+  databaseUrl: config.database.url,
+  temporal,
+  taskQueue: config.temporal.taskQueue,
+  webhooks: config.webhooks,
+  sealKey,
+});
 const dispatcher = startDispatcher({
   db,
   databaseUrl: config.database.url,
   temporal,
   taskQueue: config.temporal.taskQueue,
-  retryScheduleMs: config.webhooks.retryScheduleMs,
+  onQueued: sender.wake,
   planRuns: planRuleRuns,
 });
 
@@ -46,4 +56,5 @@ process.stderr.write(`worker: polling task queue ${config.temporal.taskQueue} on
 // Worker.run installs SIGINT/SIGTERM handlers and drains in-flight tasks.
 await worker.run();
 await dispatcher.stop();
+await sender.stop();
 await close();

@@ -2,6 +2,7 @@ import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { AttemptOutcome, createWebhookActivities } from '../activities/webhooks.ts';
 import type { DeliveryTrigger } from '../lib/vocabulary.ts';
 import { STORAGE_RETRY } from './retry-policies.ts';
+import { msUntil } from './waiting.ts';
 
 type Activities = ReturnType<typeof createWebhookActivities>;
 
@@ -24,17 +25,27 @@ export type DeliverWebhookInput = {
   trigger: DeliveryTrigger;
   /** Waits between attempts in ms (WEBHOOK_RETRY_SCHEDULE), fixed when the delivery starts. */
   retryScheduleMs: readonly number[];
+  /**
+   * Takes over a delivery whose first `index` attempts the sender made (lib/webhooks/sender.ts):
+   * waits until `at` (ISO), the `next_retry_at` recorded with the last of them, then goes on from
+   * attempt `index`. Absent, the workflow makes every attempt itself (test pings, redeliveries, and
+   * the deliveries started before the sender existed).
+   */
+  resume?: { index: number; at: string };
 };
 
 /**
  * Delivers one event to one webhook (workflow id
  * `webhook-delivery-<event>-<webhook>`): an attempt, then on failure a wait
  * from the schedule with ±20 % jitter, and again, until a 2xx or the schedule
- * runs out. The waits are durable timers, so restarts lose nothing.
+ * runs out. The waits are durable timers, so restarts lose nothing. The
+ * sender makes a delivery's first attempt and starts this workflow, with
+ * `resume`, only when that attempt failed.
  */
 export async function deliverWebhook(input: DeliverWebhookInput): Promise<AttemptOutcome> {
   const waits = input.trigger === 'scheduled' ? input.retryScheduleMs : [];
-  for (let index = 0; ; index++) {
+  if (input.resume) await sleep(msUntil(Date.parse(input.resume.at)));
+  for (let index = input.resume?.index ?? 0; ; index++) {
     const wait = waits[index];
     // Math.random is seeded per workflow run by Temporal, so replays draw the same jitter.
     const retryInMs = wait === undefined ? null : Math.round(wait * (0.8 + 0.4 * Math.random()));

@@ -1,36 +1,36 @@
 import type { Client, Workflow } from '@temporalio/client';
 import pg from 'pg';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
-import { type DeliverWebhookInput, deliverWebhook } from '../../workflows/deliverWebhook.ts';
-import { deliveryWorkflowId } from '../../workflows/ids.ts';
 import type { runRule } from '../../workflows/runRule.ts';
+import { createDeliveryQueries } from '../db/queries/deliveries.ts';
 import { createEventQueries, type DispatchableEvent } from '../db/queries/events.ts';
 import { startedOnce } from '../temporal.ts';
 
-// The outbox relay. Events commit with the change they describe; this turns
-// each one into a Temporal workflow per subscribed webhook (and per matching
-// rule, through `planRuns`), then stamps the event dispatched.
+// The outbox relay. Events commit with the change they describe; this queues
+// a delivery per subscribed webhook for the sender (lib/webhooks/sender.ts),
+// starts a Temporal workflow per matching rule (through `planRuns`), then
+// stamps the event dispatched, all in the transaction that claims the events
+// (FOR NO KEY UPDATE SKIP LOCKED).
 //
-// Exactly once per (event, webhook): the workflows start inside the
-// transaction that claims the events (FOR NO KEY UPDATE SKIP LOCKED) and before it
-// stamps them, under ids derived from the pair with REJECT_DUPLICATE. A crash
-// before the commit leaves the events undispatched; the next pass starts the
-// same ids again, Temporal refuses the ones that exist, and nothing is doubled.
-// A NOTIFY from the events table wakes the loop; a slow poll covers a lost
+// Exactly once per (event, webhook) and per (rule, event): a delivery is a row
+// unique on the pair, and a rule run a workflow whose id is derived from the
+// pair, started with REJECT_DUPLICATE. A crash before the commit leaves the
+// events undispatched and queues nothing; the next pass starts the same ids
+// again, Temporal refuses the ones that exist, and nothing is doubled. A
+// NOTIFY from the events table wakes the loop; a slow poll covers a lost
 // connection.
 
 type Run<W extends Workflow> = { workflow: W; workflowId: string; args: Parameters<W> };
 /** A workflow the dispatcher starts: its function, its id (workflows/ids.ts) and its arguments. */
-export type PlannedRun = Run<typeof deliverWebhook> | Run<typeof runRule>;
-
-export { deliveryWorkflowId };
+export type PlannedRun = Run<typeof runRule>;
 
 export type DispatcherOptions = {
   db: DatabasePool;
   databaseUrl: string;
   temporal: Client;
   taskQueue: string;
-  retryScheduleMs: readonly number[];
+  /** Called once deliveries were queued and committed: this process's sender, told without a NOTIFY's round trip. */
+  onQueued?: () => void;
   /** Rule runs for a batch of events (lib/rules); none when omitted. */
   planRuns?: (tx: CommonQueryMethods, events: readonly DispatchableEvent[]) => Promise<readonly PlannedRun[]>;
   batchSize?: number;
@@ -72,25 +72,17 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   async function dispatchBatch(): Promise<number> {
-    return options.db.transaction(async (tx) => {
+    const { claimed, queued } = await options.db.transaction(async (tx) => {
       const events = createEventQueries(tx);
       const claimed = await events.claimUndispatched(batchSize);
-      if (claimed.length === 0) return 0;
-      const ids = claimed.map((event) => event.id);
-      const runs: PlannedRun[] = (await events.subscriptions(ids)).map(({ event_id, webhook_id }) => {
-        const input: DeliverWebhookInput = {
-          eventId: event_id,
-          webhookId: webhook_id,
-          trigger: 'scheduled',
-          retryScheduleMs: options.retryScheduleMs,
-        };
-        return { workflow: deliverWebhook, workflowId: deliveryWorkflowId(event_id, webhook_id), args: [input] };
-      });
-      if (options.planRuns) runs.push(...(await options.planRuns(tx, claimed)));
-      await inParallel(runs, START_CONCURRENCY, start);
-      await events.markDispatched(ids);
-      return claimed.length;
+      if (claimed.length === 0) return { claimed: 0, queued: 0 };
+      if (options.planRuns) await inParallel(await options.planRuns(tx, claimed), START_CONCURRENCY, start);
+      // Queues the deliveries and stamps the events dispatched, in one round trip.
+      const queued = await createDeliveryQueries(tx).queueFirstAttempts(claimed.map((event) => event.id));
+      return { claimed: claimed.length, queued };
     });
+    if (queued > 0) options.onQueued?.();
+    return claimed;
   }
 
   async function dispatchAll(): Promise<number> {

@@ -6,11 +6,12 @@ import { sql } from '../../lib/db/sql.ts';
 import type { EventData } from '../../lib/events/catalog.ts';
 import { eventually } from './api.ts';
 
-// Positive barriers for "nothing else happened" checks. The dispatcher starts
-// every workflow an event sets off (one per subscribed webhook, one per
-// matching rule) in the transaction that stamps the event dispatched
-// (lib/events/dispatcher.ts). So once an event is dispatched, the workflows it
-// will ever have exist, and one that does not exist will never run.
+// Positive barriers for "nothing else happened" checks. The dispatcher queues
+// every delivery an event sets off (one per subscribed webhook) and starts every
+// rule run (one workflow per matching rule) in the transaction that stamps the
+// event dispatched (lib/events/dispatcher.ts). So once an event is dispatched,
+// the deliveries and runs it will ever have exist, and one that does not exist
+// will never happen.
 
 /** Waits until every one of these events has been dispatched. */
 export async function eventsDispatched(db: DatabasePool, eventIds: readonly string[], timeoutMs = 30_000) {
@@ -18,6 +19,23 @@ export async function eventsDispatched(db: DatabasePool, eventIds: readonly stri
     const pending = await db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`
       SELECT count(*) AS count FROM events
       WHERE id = ANY (${sql.array([...eventIds], 'text')}) AND dispatched_at IS NULL`);
+    return pending === 0 ? true : undefined;
+  }, timeoutMs);
+}
+
+/** Whether the event was ever queued for the webhook (a webhook_deliveries row exists). */
+export async function deliveryQueued(db: DatabasePool, eventId: string, webhookId: string): Promise<boolean> {
+  const count = await db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`
+    SELECT count(*) AS count FROM webhook_deliveries WHERE event_id = ${eventId} AND webhook_id = ${webhookId}`);
+  return count > 0;
+}
+
+/** Waits until no delivery of these events is pending: each one succeeded, failed or was cancelled. */
+export async function deliveriesSettled(db: DatabasePool, eventIds: readonly string[], timeoutMs = 60_000) {
+  await eventually(async () => {
+    const pending = await db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`
+      SELECT count(*) AS count FROM webhook_deliveries
+      WHERE event_id = ANY (${sql.array([...eventIds], 'text')}) AND status = 'pending'`);
     return pending === 0 ? true : undefined;
   }, timeoutMs);
 }

@@ -195,3 +195,49 @@ test('an attempt whose activity fails (database down) is retried under the same 
     'the retry is the same attempt, not the next one',
   );
 });
+
+test('taking over from the sender: it waits until the recorded retry time, then goes on from attempt 2 on the schedule', async (t) => {
+  const schedule = [300, 400, 600];
+  const stub = stubAttempts((input, n) => (n < 2 ? failed(input) : succeeded(input)));
+  const resumeAt = Date.now() + 1_000;
+  await withWorker(stub.activities, async (client, taskQueue) => {
+    const result = await deliver(client, taskQueue, {
+      retryScheduleMs: schedule,
+      resume: { index: 1, at: new Date(resumeAt).toISOString() },
+    });
+    t.is(result.outcome, 'succeeded');
+  });
+  const { calls } = stub;
+  t.deepEqual(
+    calls.map((call) => call.index),
+    [1, 2],
+    'the first attempt was the sender’s: the workflow starts at index 1',
+  );
+  const [second, third] = calls as [Call, Call];
+  t.true(second.at >= resumeAt, `the retry waited for its time (${second.at - resumeAt} ms after it)`);
+  const wait = schedule[1] as number;
+  const retryInMs = second.retryInMs ?? -1;
+  t.true(
+    retryInMs >= wait * 0.8 && retryInMs <= wait * 1.2,
+    `the next wait is the schedule's second (${retryInMs} ms)`,
+  );
+  t.true(third.at - second.at >= retryInMs, 'and it is waited out');
+});
+
+test('taking over a delivery whose retry time has passed tries at once', async (t) => {
+  const stub = stubAttempts(succeeded);
+  let started = 0;
+  await withWorker(stub.activities, async (client, taskQueue) => {
+    started = Date.now();
+    await deliver(client, taskQueue, {
+      retryScheduleMs: [30_000, 30_000],
+      resume: { index: 1, at: new Date(started - 60_000).toISOString() },
+    });
+  });
+  t.deepEqual(
+    stub.calls.map((call) => call.index),
+    [1],
+  );
+  // A wait from the schedule would be 24 s at least; a busy machine takes a few to start a workflow.
+  t.true((stub.calls[0] as Call).at - started < 15_000, 'no wait from the schedule before it');
+});

@@ -4,6 +4,17 @@ import type { PageWindow } from '../../pagination.ts';
 import { DELIVERY_STATUSES, DELIVERY_TRIGGERS, type DeliveryTrigger } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
+import { eventRow } from './events.ts';
+import { webhookRow } from './webhooks.ts';
+
+const sendingWebhook = webhookRow.pick({
+  id: true,
+  url: true,
+  is_active: true,
+  secret_sealed: true,
+  previous_secret_sealed: true,
+  previous_secret_expires_at: true,
+});
 
 export const deliveryRow = z.object({
   id: z.uuid(),
@@ -56,8 +67,209 @@ export type AttemptRecord = {
   nextRetryAt: Date | null;
 };
 
+/** A delivery the sender leased (lib/webhooks/sender.ts), with what its attempt needs. */
+export const leasedDeliveryRow = z.object({
+  delivery_id: z.uuid(),
+  status: z.enum(DELIVERY_STATUSES),
+  next_attempt_at: z.date().nullable(),
+  /** Its first scheduled attempt is recorded: what is left is handing its retries over. */
+  attempted: z.boolean(),
+  event: eventRow.pick({ id: true, type: true, data: true, created_at: true }),
+  webhook: sendingWebhook,
+});
+export type LeasedDelivery = z.infer<typeof leasedDeliveryRow>;
+const leasedRow = leasedDeliveryRow.omit({ event: true, webhook: true }).extend({
+  event_id: z.string(),
+  event_type: z.string(),
+  event_data: eventRow.shape.data,
+  event_created_at: z.date(),
+  webhook_id: z.uuid(),
+  ...sendingWebhook.omit({ id: true }).shape,
+});
+
+/** A first attempt the sender made, to record. */
+export type FirstAttemptRecord = Omit<AttemptRecord, 'trigger'> & {
+  deliveryId: string;
+  webhookId: string;
+  /** When the answer (or the failure) came; the attempt's created_at. */
+  at: Date;
+};
+
 export function createDeliveryQueries(db: CommonQueryMethods) {
   return {
+    /**
+     * Queues a first attempt for each (event, active subscribed webhook) pair of these events, for
+     * the sender, and stamps the events dispatched: one statement, as the dispatcher's last step.
+     * The unique (webhook, event) makes a second pass over the same events add nothing. Returns
+     * how many were queued.
+     */
+    async queueFirstAttempts(eventIds: readonly string[]): Promise<number> {
+      if (eventIds.length === 0) return 0;
+      const ids = sql.array(eventIds, 'text');
+      // The NOTIFY is delivered at commit: it wakes the senders of other processes (the dispatcher
+      // tells its own directly), once per transaction and only when something was queued.
+      const { queued } = await db.one(sql.type(z.object({ queued: z.number().int(), notified: z.number().int() }))`
+        WITH queued AS (
+          INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, sender_due_at)
+          SELECT w.id, e.id, e.type, ms_now()
+          FROM events e
+          JOIN webhooks w ON w.workspace_id = e.workspace_id AND w.environment = e.environment AND w.is_active
+            AND (e.type = ANY (w.events) OR '*' = ANY (w.events))
+          WHERE e.id = ANY (${ids})
+          ON CONFLICT (webhook_id, event_id) DO NOTHING
+          RETURNING id
+        ), dispatched AS (
+          UPDATE events SET dispatched_at = ms_now() WHERE id = ANY (${ids}) RETURNING id
+        )
+        SELECT (SELECT count(*) FROM queued)::int AS queued,
+               (SELECT count(*) FROM (SELECT pg_notify('valise_deliveries', '') FROM queued LIMIT 1) AS told)::int
+                 AS notified
+        FROM (SELECT count(*) FROM dispatched) AS stamped`);
+      return queued;
+    },
+
+    /**
+     * Leases up to `limit` due deliveries of the sender's queue for `leaseMs`, oldest first, with
+     * their event and webhook. Rows another sender holds are skipped; rows whose lease ran out
+     * (their sender died) are due again.
+     */
+    async leaseDue(limit: number, leaseMs: number): Promise<LeasedDelivery[]> {
+      const rows = await db.any(sql.type(leasedRow)`
+        WITH due AS (
+          SELECT id FROM webhook_deliveries
+          WHERE sender_due_at IS NOT NULL AND sender_due_at <= now()
+            AND (leased_until IS NULL OR leased_until <= now())
+          ORDER BY sender_due_at
+          LIMIT ${limit}
+          FOR NO KEY UPDATE SKIP LOCKED
+        ), leased AS (
+          UPDATE webhook_deliveries d SET leased_until = now() + make_interval(secs => ${leaseMs / 1000})
+          FROM due WHERE d.id = due.id
+          RETURNING d.id, d.webhook_id, d.event_id, d.status, d.next_attempt_at
+        )
+        SELECT l.id AS delivery_id, l.status, l.next_attempt_at, scheduled.attempted IS NOT NULL AS attempted,
+          e.id AS event_id, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
+          w.id AS webhook_id, w.url, w.is_active, w.secret_sealed, w.previous_secret_sealed,
+          w.previous_secret_expires_at
+        FROM leased l JOIN events e ON e.id = l.event_id JOIN webhooks w ON w.id = l.webhook_id
+        -- A lookup per delivery: as an EXISTS, the planner may hash the whole attempts table instead.
+        LEFT JOIN LATERAL (
+          SELECT true AS attempted FROM webhook_delivery_attempts a
+          WHERE a.delivery_id = l.id AND a.trigger = 'scheduled' LIMIT 1
+        ) scheduled ON TRUE`);
+      return rows.map(({ event_id, event_type, event_data, event_created_at, webhook_id, ...row }) => ({
+        delivery_id: row.delivery_id,
+        status: row.status,
+        next_attempt_at: row.next_attempt_at,
+        attempted: row.attempted,
+        event: { id: event_id, type: event_type, data: event_data, created_at: event_created_at },
+        webhook: {
+          id: webhook_id,
+          url: row.url,
+          is_active: row.is_active,
+          secret_sealed: row.secret_sealed,
+          previous_secret_sealed: row.previous_secret_sealed,
+          previous_secret_expires_at: row.previous_secret_expires_at,
+        },
+      }));
+    },
+
+    /**
+     * Records the sender's first attempts, once each: an attempt whose key is recorded already (a
+     * twin that took the delivery over when the lease ran out) or whose delivery is no longer on
+     * the queue is dropped. Moves each delivery on as recordAttempt does; a delivery that failed
+     * and will be retried stays on the queue, for its hand-over. Returns the attempts recorded.
+     */
+    async recordFirstAttempts(records: readonly FirstAttemptRecord[]): Promise<readonly FirstAttemptRecord[]> {
+      if (records.length === 0) return [];
+      // A twin that recorded first (it took the delivery over when this lease ran out) has moved the
+      // delivery off the queue, or recorded the same attempt key, which the INSERT's ON CONFLICT skips.
+      const locked = await db.any(sql.type(z.object({ id: z.uuid(), attempt_count: z.number().int() }))`
+        SELECT d.id, d.attempt_count FROM webhook_deliveries d
+        WHERE d.id = ANY (${sql.array(
+          records.map((r) => r.deliveryId),
+          'uuid',
+        )}) AND d.status = 'pending' AND d.sender_due_at IS NOT NULL
+        ORDER BY d.id
+        FOR NO KEY UPDATE`);
+      const counts = new Map(locked.map((row) => [row.id, row.attempt_count]));
+      // A key twice in one batch is this process's own twin (its lease ran out while it POSTed): once.
+      const seen = new Set<string>();
+      const fresh = records.filter((r) => {
+        if (!counts.has(r.deliveryId) || seen.has(r.attemptKey)) return false;
+        seen.add(r.attemptKey);
+        return true;
+      });
+      if (fresh.length === 0) return [];
+      const rows = fresh.map((r) => {
+        const number = (counts.get(r.deliveryId) ?? 0) + 1;
+        const status = r.succeeded ? 'succeeded' : r.nextRetryAt ? 'pending' : 'failed';
+        return [
+          r.deliveryId,
+          r.webhookId,
+          r.attemptKey,
+          number,
+          r.url,
+          r.statusCode,
+          r.succeeded,
+          r.durationMs,
+          r.error,
+          r.responseBody,
+          r.nextRetryAt?.toISOString() ?? null,
+          r.at.toISOString(),
+          status,
+        ];
+      });
+      const recorded = await db.anyFirst(sql.type(z.object({ attempt_key: z.string() }))`
+        WITH input AS (
+          SELECT * FROM ${sql.unnest(rows, [
+            'uuid',
+            'uuid',
+            'text',
+            'int4',
+            'text',
+            'int4',
+            'bool',
+            'int4',
+            'text',
+            'text',
+            'timestamptz',
+            'timestamptz',
+            'text',
+          ])} AS u(delivery_id, webhook_id, attempt_key, attempt, url, status_code, succeeded, duration_ms, error,
+                   response_body, next_retry_at, created_at, status)
+        ), inserted AS (
+          INSERT INTO webhook_delivery_attempts
+            (delivery_id, webhook_id, attempt_key, attempt, trigger, url, status_code, succeeded, duration_ms, error,
+             response_body, next_retry_at, created_at)
+          SELECT delivery_id, webhook_id, attempt_key, attempt, 'scheduled', url, status_code, succeeded, duration_ms,
+                 error, response_body, next_retry_at, created_at
+          FROM input
+          ON CONFLICT (attempt_key) DO NOTHING
+          RETURNING attempt_key
+        )
+        UPDATE webhook_deliveries d SET
+          attempt_count = i.attempt,
+          status = i.status,
+          next_attempt_at = i.next_retry_at,
+          completed_at = CASE WHEN i.status = 'pending' THEN NULL ELSE ms_now() END,
+          sender_due_at = CASE WHEN i.status = 'pending' THEN d.sender_due_at END,
+          leased_until = CASE WHEN i.status = 'pending' THEN d.leased_until END
+        FROM input i JOIN inserted USING (attempt_key)
+        WHERE d.id = i.delivery_id
+        RETURNING i.attempt_key`);
+      const keys = new Set(recorded);
+      return fresh.filter((r) => keys.has(r.attemptKey));
+    },
+
+    /** Takes deliveries off the sender's queue: handed over to their workflow, finished, or cancelled. */
+    async leaveQueue(deliveryIds: readonly string[]): Promise<void> {
+      if (deliveryIds.length === 0) return;
+      await db.query(sql.typeAlias('void')`
+        UPDATE webhook_deliveries SET sender_due_at = NULL, leased_until = NULL
+        WHERE id = ANY (${sql.array(deliveryIds, 'uuid')})`);
+    },
+
     /** The delivery of an event to a webhook, created by its first attempt, locked for the attempt's record. */
     async openForUpdate(webhookId: string, eventId: string, eventType: string): Promise<DeliveryRow> {
       await db.query(sql.typeAlias('void')`
@@ -120,7 +332,8 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
     /** A delivery that will not be attempted again because its webhook was disabled. */
     async cancel(deliveryId: string): Promise<void> {
       await db.query(sql.typeAlias('void')`
-        UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, completed_at = ms_now()
+        UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, completed_at = ms_now(),
+          sender_due_at = NULL, leased_until = NULL
         WHERE id = ${deliveryId} AND status = 'pending'`);
     },
 

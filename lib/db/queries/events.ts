@@ -74,22 +74,6 @@ export function createEventQueries(db: CommonQueryMethods) {
         FOR NO KEY UPDATE SKIP LOCKED`);
     },
 
-    /** Each (event, webhook) pair to deliver: active webhooks of the event's tenant subscribed to its type. */
-    async subscriptions(eventIds: readonly string[]): Promise<readonly { event_id: string; webhook_id: string }[]> {
-      if (eventIds.length === 0) return [];
-      return db.any(sql.type(z.object({ event_id: z.string(), webhook_id: z.uuid() }))`
-        SELECT e.id AS event_id, w.id AS webhook_id
-        FROM events e
-        JOIN webhooks w ON w.workspace_id = e.workspace_id AND w.environment = e.environment AND w.is_active
-          AND (e.type = ANY (w.events) OR '*' = ANY (w.events))
-        WHERE e.id = ANY (${sql.array(eventIds, 'text')})`);
-    },
-
-    async markDispatched(eventIds: readonly string[]): Promise<void> {
-      await db.query(sql.typeAlias('void')`
-        UPDATE events SET dispatched_at = ms_now() WHERE id = ANY (${sql.array(eventIds, 'text')})`);
-    },
-
     async listByType(tenant: Tenant, type: string): Promise<readonly EventRow[]> {
       return db.any(sql.type(eventRow)`
         SELECT id, workspace_id, environment, type, data, created_at FROM events

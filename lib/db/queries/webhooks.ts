@@ -118,6 +118,43 @@ export function createWebhookQueries(db: CommonQueryMethods) {
         WHERE id = ${id}`);
     },
 
+    /**
+     * Counts a batch of attempts, listed in the order they were made, as recordOutcome would one
+     * by one: a webhook whose last attempt failed keeps its streak, or starts one if an attempt of
+     * the batch succeeded before. Rows are locked in id order, so batches never deadlock each other.
+     */
+    async recordOutcomes(
+      outcomes: readonly { webhookId: string; succeeded: boolean; statusCode: number | null }[],
+    ): Promise<void> {
+      const byHook = new Map<string, { ok: number; failed: number; lastOk: boolean; lastStatus: number | null }>();
+      for (const outcome of outcomes) {
+        const counts = byHook.get(outcome.webhookId) ?? { ok: 0, failed: 0, lastOk: false, lastStatus: null };
+        if (outcome.succeeded) counts.ok++;
+        else counts.failed++;
+        counts.lastOk = outcome.succeeded;
+        counts.lastStatus = outcome.statusCode;
+        byHook.set(outcome.webhookId, counts);
+      }
+      if (byHook.size === 0) return;
+      const ids = [...byHook.keys()].sort();
+      const rows = ids.map((id) => {
+        const c = byHook.get(id) ?? { ok: 0, failed: 0, lastOk: false, lastStatus: null };
+        return [id, c.ok, c.failed, c.lastOk, c.ok > 0, c.lastStatus];
+      });
+      await db.query(sql.typeAlias('void')`
+        UPDATE webhooks w SET
+          success_count = w.success_count + u.ok,
+          failure_count = w.failure_count + u.failed,
+          last_triggered_at = ms_now(),
+          last_status = u.last_status,
+          failing_since = CASE WHEN u.last_ok THEN NULL WHEN u.any_ok THEN ms_now()
+                               ELSE coalesce(w.failing_since, ms_now()) END
+        FROM ${sql.unnest(rows, ['uuid', 'int4', 'int4', 'bool', 'bool', 'int4'])}
+          AS u(id, ok, failed, last_ok, any_ok, last_status),
+          (SELECT id FROM webhooks WHERE id = ANY (${sql.array(ids, 'uuid')}) ORDER BY id FOR NO KEY UPDATE) locked
+        WHERE w.id = u.id AND locked.id = u.id`);
+    },
+
     /** Turns the webhook off when it has failed without a single success for `afterMs`; null if it stays on. */
     async disableIfFailingFor(id: string, afterMs: number): Promise<WebhookRow | null> {
       return db.maybeOne(sql.type(webhookRow)`
