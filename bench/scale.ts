@@ -27,6 +27,10 @@ async function main() {
     RATE_LIMIT_WRITE: HUGE,
     RATE_LIMIT_EXPENSIVE: HUGE,
     RATE_LIMIT_PUBLIC: HUGE,
+    // A CPU profile of each API process for the whole run, written when it stops (bench/README.md).
+    ...(process.env.BENCH_CPU_PROF_DIR
+      ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` }
+      : {}),
   };
   const started: RunningProcess[] = [];
   const db = await createDatabasePool(config.database.url, 2);
@@ -45,7 +49,7 @@ async function main() {
     const [one] = processes;
     if (!one) throw new Error('BENCH_API_PROCESSES must be at least 1');
     const balanced = await startBalancer(processes);
-    const bareBalanced = await startBalancer([{ port: Number(bare.info.port) }]);
+    const bareBalanced = await startBalancer([{ port: Number(bare.info.port) }], '/ok');
     started.push(balanced, bareBalanced);
 
     const auth = { authorization: `Bearer ${ws.keys.live}` };

@@ -28,12 +28,12 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
     env: { ...process.env, API_HOST: '127.0.0.1', API_PORT: String(port), PUBLIC_BASE_URL: url, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const running = await answering(child, url, 'the API process');
+  const running = await answering(child, url, 'the API process', '/v1/welcome');
   return { ...running, port, call: callerAt(url) };
 }
 
-/** haproxy with ops/haproxy/valise.cfg on a free port, balancing `backends`. */
-export async function startBalancer(backends: { port: number }[]): Promise<RunningProcess> {
+/** haproxy with ops/haproxy/valise.cfg on a free port, balancing `backends`; up once `probe` answers through it. */
+export async function startBalancer(backends: { port: number }[], probe = '/v1/welcome'): Promise<RunningProcess> {
   if (!HAPROXY) throw new Error("haproxy is missing: scripts/setup.sh --tests installs it (Debian's haproxy)");
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -44,11 +44,11 @@ export async function startBalancer(backends: { port: number }[]): Promise<Runni
     env: { ...process.env, VALISE_BALANCER_ADDRESS: `127.0.0.1:${port}` },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  return { ...(await answering(child, url, 'haproxy')), port };
+  return { ...(await answering(child, url, 'haproxy', probe)), port };
 }
 
-/** Waits until `url` answers GET /v1/welcome; fails with the child's stderr if it exits first. */
-async function answering(child: ChildProcess, url: string, what: string) {
+/** Waits until `url` answers GET `probe`; fails with the child's stderr if it exits first. */
+async function answering(child: ChildProcess, url: string, what: string, probe: string) {
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4_000);
@@ -65,7 +65,7 @@ async function answering(child: ChildProcess, url: string, what: string) {
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what} exited: ${stderr}`);
-    const up = await fetch(`${url}/v1/welcome`).then(
+    const up = await fetch(url + probe).then(
       (response) => response.ok,
       () => false,
     );
