@@ -1,18 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import Hapi from '@hapi/hapi';
 import { loadConfig } from '../lib/config.ts';
 import { deriveKey } from '../lib/crypto/secrets.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
-import { type RunningProcess, startApiProcess, startBalancer } from '../test/helpers/api-processes.ts';
-import { CONNECTIONS, DURATION_S, HUGE, measure, type Row, table, WARMUP_S } from './load.ts';
+import {
+  type RunningProcess,
+  startApiProcess,
+  startBalancer,
+  startNodeProcess,
+} from '../test/helpers/api-processes.ts';
+import { CONNECTIONS, DURATION_S, HUGE, measure, type Row, type Servers, table, WARMUP_S } from './load.ts';
 import { runContext, writeResults } from './results.ts';
 
 // Scaled out on one machine: GET /v1/me and GET /v1/api-keys served by API_PROCESSES child
 // processes behind haproxy (ops/haproxy/valise.cfg, as scripts/scale.sh runs it), beside one
-// process alone and bare hapi, alone and behind the same haproxy (the balancer's own ceiling), in
-// one run. Every API process is `node api/main.ts` with its own pools, caches and event loop.
+// process alone and bare hapi (its own process too), alone and behind the same haproxy (the
+// balancer's own ceiling), in one run. Every API process is `node api/main.ts` with its own pools,
+// caches and event loop. Each row also reports the CPU time its serving processes spent per
+// request, which other work on the machine hardly moves.
 // Usage: sh scripts/node.sh bench/scale.ts    (bench/README.md has the details)
 
 const API_PROCESSES = Number(process.env.BENCH_API_PROCESSES ?? '2');
@@ -34,9 +40,6 @@ async function main() {
   };
   const started: RunningProcess[] = [];
   const db = await createDatabasePool(config.database.url, 2);
-  const bare = Hapi.server({ host: '127.0.0.1', port: 0 });
-  bare.route({ method: 'GET', path: '/ok', handler: () => ({ ok: true }) });
-  await bare.start();
 
   try {
     const ws = await bootstrapWorkspace(
@@ -44,13 +47,16 @@ async function main() {
       { apiKeyPepper: deriveKey(config.secret, 'api-key-hash'), seal: deriveKey(config.secret, 'seal') },
       { workspaceName: 'Bench scale', ownerEmail: `bench-${randomBytes(4).toString('hex')}@example.com` },
     );
+    const bare = await startNodeProcess('bench/bare-hapi.ts', {}, '/ok');
+    started.push(bare);
     const processes = await Promise.all(Array.from({ length: API_PROCESSES }, () => startApiProcess(env)));
     started.push(...processes);
     const [one] = processes;
     if (!one) throw new Error('BENCH_API_PROCESSES must be at least 1');
     const balanced = await startBalancer(processes);
-    const bareBalanced = await startBalancer([{ port: Number(bare.info.port) }], '/ok');
+    const bareBalanced = await startBalancer([bare], '/ok');
     started.push(balanced, bareBalanced);
+    const all = processes.map((p) => p.pid);
 
     const auth = { authorization: `Bearer ${ws.keys.live}` };
     for (const api of processes)
@@ -65,16 +71,27 @@ async function main() {
       `bench: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per target, ${API_PROCESSES} API processes, load average ${loadBefore.map((n) => n.toFixed(2)).join(' ')}`,
     );
     const rows: Row[] = [];
-    for (const [route, url, headers] of [
-      ['bare hapi GET /ok', `http://127.0.0.1:${bare.info.port}/ok`, {}],
-      ['haproxy → bare hapi GET /ok', `${bareBalanced.url}/ok`, {}],
-      ['GET /v1/me, 1 process', `${one.url}/v1/me`, auth],
-      [`GET /v1/me, haproxy → ${API_PROCESSES} processes`, `${balanced.url}/v1/me`, auth],
-      ['GET /v1/api-keys, 1 process', `${one.url}/v1/api-keys`, auth],
-      [`GET /v1/api-keys, haproxy → ${API_PROCESSES} processes`, `${balanced.url}/v1/api-keys`, auth],
-    ] as const) {
+    const targets: [string, string, Record<string, string>, Servers][] = [
+      ['bare hapi GET /ok', `${bare.url}/ok`, {}, { hapi: [bare.pid] }],
+      ['haproxy → bare hapi GET /ok', `${bareBalanced.url}/ok`, {}, { hapi: [bare.pid], haproxy: [bareBalanced.pid] }],
+      ['GET /v1/me, 1 process', `${one.url}/v1/me`, auth, { api: [one.pid] }],
+      [
+        `GET /v1/me, haproxy → ${API_PROCESSES} processes`,
+        `${balanced.url}/v1/me`,
+        auth,
+        { api: all, haproxy: [balanced.pid] },
+      ],
+      ['GET /v1/api-keys, 1 process', `${one.url}/v1/api-keys`, auth, { api: [one.pid] }],
+      [
+        `GET /v1/api-keys, haproxy → ${API_PROCESSES} processes`,
+        `${balanced.url}/v1/api-keys`,
+        auth,
+        { api: all, haproxy: [balanced.pid] },
+      ],
+    ];
+    for (const [route, url, headers, servers] of targets) {
       console.error(`bench: ${route}…`);
-      rows.push(await measure(route, url, headers));
+      rows.push(await measure(route, url, headers, servers));
     }
 
     const markdown = table(rows);
@@ -104,7 +121,6 @@ async function main() {
     }
   } finally {
     await Promise.all(started.map((running) => running.stop()));
-    await bare.stop();
     await db.end();
   }
 }

@@ -16,20 +16,26 @@ import { freePort } from './ports.ts';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsSync(path));
 
-export type RunningProcess = { url: string; port: number; stop: () => Promise<void> };
+export type RunningProcess = { url: string; port: number; pid: number; stop: () => Promise<void> };
 export type ApiProcess = RunningProcess & { call: ReturnType<typeof callerAt> };
 
 /** `node api/main.ts` on a free loopback port, with this process's environment and `env` on top. */
 export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
+  const running = await startNodeProcess('api/main.ts', env, '/v1/welcome');
+  return { ...running, call: callerAt(running.url) };
+}
+
+/** A TypeScript entry point that serves on API_HOST:API_PORT, up once GET `probe` answers. */
+export async function startNodeProcess(entry: string, env: Record<string, string>, probe: string) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn('sh', ['scripts/node.sh', 'api/main.ts'], {
+  // `sh` execs node: the child's pid is the server's own.
+  const child = spawn('sh', ['scripts/node.sh', entry], {
     cwd: ROOT,
     env: { ...process.env, API_HOST: '127.0.0.1', API_PORT: String(port), PUBLIC_BASE_URL: url, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const running = await answering(child, url, 'the API process', '/v1/welcome');
-  return { ...running, port, call: callerAt(url) };
+  return { ...(await answering(child, url, entry, probe)), port };
 }
 
 /** haproxy with ops/haproxy/valise.cfg on a free port, balancing `backends`; up once `probe` answers through it. */
@@ -69,7 +75,7 @@ async function answering(child: ChildProcess, url: string, what: string, probe: 
       (response) => response.ok,
       () => false,
     );
-    if (up) return { url, stop };
+    if (up) return { url, pid: child.pid ?? 0, stop };
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`${what} did not answer within 60 s: ${stderr}`);
