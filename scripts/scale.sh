@@ -2,11 +2,12 @@
 # Scaled out on one machine: scripts/scale.sh start|stop|status dev
 #
 # N API processes (VALISE_API_PROCESSES, default 2) on the ports after the API's own, N workers
-# (VALISE_WORKERS, default the same N), and haproxy (ops/haproxy/valise.cfg) on the API's address,
-# 127.0.0.1:8080 for dev, passing the client's address on in X-Forwarded-For. Each process has a
-# pid file and a log under .data/dev/ like the stack's, so `scripts/stack.sh stop dev` and
-# `make down` stop them too. The dev stack must be up and the database migrated: make up does
-# both, then runs this when VALISE_API_PROCESSES is above 1 (docs/operations.md).
+# (VALISE_WORKERS, default the same N; 0 when they run elsewhere), and haproxy
+# (ops/haproxy/valise.cfg) on the API's address, 127.0.0.1:8080 for dev, passing the client's
+# address on in X-Forwarded-For. Each process has a pid file and a log under .data/dev/ like the
+# stack's, so `scripts/stack.sh stop dev` and `make down` stop them too. The dev stack must be up
+# and the database migrated: make up does both, then runs this when VALISE_API_PROCESSES is above
+# 1 (docs/operations.md).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -20,7 +21,7 @@ load_profile dev
 API_PROCESSES=${VALISE_API_PROCESSES:-2}
 WORKERS=${VALISE_WORKERS:-$API_PROCESSES}
 [[ "$API_PROCESSES" =~ ^[1-9][0-9]?$ ]] || die "VALISE_API_PROCESSES must be a number from 1 to 99"
-[[ "$WORKERS" =~ ^[1-9][0-9]?$ ]] || die "VALISE_WORKERS must be a number from 1 to 99"
+[[ "$WORKERS" =~ ^[0-9]{1,2}$ ]] || die "VALISE_WORKERS must be a number from 0 (workers run elsewhere) to 99"
 BALANCER_HOST=${API_HOST:-127.0.0.1}
 BALANCER_PORT=${API_PORT:-8080}
 # The address clients use: the links the API hands out must name the balancer, not a process.
