@@ -43,8 +43,6 @@ export async function openApiResources(config: Config, options: ApiResourceOptio
   const redis = new Redis(config.redis.url, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: options.queueUntilRedisConnects ?? false,
-    // The rate-limit scripts of requests handled in one turn of the event loop share one write.
-    enableAutoPipelining: true,
   });
   const temporal = await connectTemporal(config);
   const services = buildServices(config, db, temporalLifecycles(temporal, config.temporal.taskQueue));
