@@ -53,9 +53,11 @@ async function main() {
     started.push(...processes);
     const [one] = processes;
     if (!one) throw new Error('BENCH_API_PROCESSES must be at least 1');
+    // Each stopped at the end even if a later one fails to start.
     const balanced = await startBalancer(processes);
+    started.push(balanced);
     const bareBalanced = await startBalancer([bare], '/ok');
-    started.push(balanced, bareBalanced);
+    started.push(bareBalanced);
     const all = processes.map((p) => p.pid);
 
     const auth = { authorization: `Bearer ${ws.keys.live}` };

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -50,7 +50,15 @@ export async function startBalancer(backends: { port: number }[], probe = '/v1/w
     env: { ...process.env, VALISE_BALANCER_ADDRESS: `127.0.0.1:${port}` },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  return { ...(await answering(child, url, 'haproxy', probe)), port };
+  const running = await answering(child, url, 'haproxy', probe).catch((error: unknown) => {
+    rmSync(config, { force: true });
+    throw error;
+  });
+  const stop = async () => {
+    await running.stop();
+    rmSync(config, { force: true });
+  };
+  return { ...running, port, stop };
 }
 
 /** Waits until `url` answers GET `probe`; fails with the child's stderr if it exits first. */
