@@ -4,6 +4,7 @@ import { DomainError, type ErrorCode } from '../lib/errors.ts';
 import { authenticateSubmitter } from '../lib/intakes/publishable-keys.ts';
 import { addressBucket } from '../lib/net/address-bucket.ts';
 import { clientIp } from './client-ip.ts';
+import type { Budget, RateDecision } from './rate-limiter.ts';
 import { headerOf } from './types.ts';
 
 /** What counts against an address's budget of failed authentications. */
@@ -15,28 +16,55 @@ const AUTH_FAILURES = new Set<ErrorCode>([
   'ip_not_allowed',
 ]);
 
+/** The budget of failed authentications of the request's address (RATE_LIMIT_AUTH_FAILURES a minute). */
+export function failureBudget(request: Request): Budget {
+  const { services } = request.server.app;
+  return {
+    bucket: `auth-failures:${addressBucket(clientIp(request, services.config))}`,
+    limit: services.config.rateLimits.authFailures,
+  };
+}
+
+/** The 429 of an address past its budget of failed authentications. */
+export function failureBudgetSpent(budget: Budget, standing: RateDecision): DomainError {
+  return new DomainError(
+    'rate_limited',
+    `Too many failed authentications from this address (${budget.limit} a minute). Retry after ${standing.retryAfterSeconds} seconds.`,
+    { retryAfterSeconds: standing.retryAfterSeconds },
+  );
+}
+
 /**
- * Runs `resolve` under the address's budget of failed authentications (RATE_LIMIT_AUTH_FAILURES a
- * minute): past the budget the address gets 429 before its key is even looked up, so a flood of
- * guesses costs no database work.
+ * Runs `resolve` under the address's budget of failed authentications: past the budget the
+ * address gets 429 before its key costs any database work, so a flood of guesses costs none.
+ * The budget is read when `resolve` first asks (`beforeDatabase`: a key the credential cache does
+ * not hold, an audit entry, a usage cap) or when it fails. A key answered from the cache alone
+ * is not held up here: the guard reads the budget together with the rate limit, in the same
+ * round trip to Redis (request.app.unscreened, api/extensions/guard.ts).
  */
-async function withinFailureBudget<T>(request: Request, resolve: (ip: string) => Promise<T>): Promise<T> {
+async function withinFailureBudget<T>(
+  request: Request,
+  resolve: (ip: string, beforeDatabase: () => Promise<void>) => Promise<T>,
+): Promise<T> {
   const { services, rateLimiter } = request.server.app;
   const ip = clientIp(request, services.config);
-  const bucket = `auth-failures:${addressBucket(ip)}`;
-  const budget = services.config.rateLimits.authFailures;
-  const standing = await rateLimiter.peek(bucket, budget);
-  if (!standing.allowed) {
-    throw new DomainError(
-      'rate_limited',
-      `Too many failed authentications from this address (${budget} a minute). Retry after ${standing.retryAfterSeconds} seconds.`,
-      { retryAfterSeconds: standing.retryAfterSeconds },
-    );
-  }
+  const budget = failureBudget(request);
+  let screened = false;
+  const screen = async () => {
+    if (screened) return;
+    screened = true;
+    const standing = await rateLimiter.peek(budget.bucket, budget.limit);
+    if (!standing.allowed) throw failureBudgetSpent(budget, standing);
+  };
   try {
-    return await resolve(ip);
+    const resolved = await resolve(ip, screen);
+    if (!screened) request.app.unscreened = budget;
+    return resolved;
   } catch (error) {
-    if (error instanceof DomainError && AUTH_FAILURES.has(error.code)) await rateLimiter.take(bucket, budget);
+    if (error instanceof DomainError && AUTH_FAILURES.has(error.code)) {
+      await screen();
+      await rateLimiter.take(budget.bucket, budget.limit);
+    }
     throw error;
   }
 }
@@ -45,11 +73,12 @@ async function withinFailureBudget<T>(request: Request, resolve: (ip: string) =>
 export function registerApiKeyAuth(server: Server) {
   server.auth.scheme('api-key', () => ({
     authenticate: async (request, h) => {
-      const caller = await withinFailureBudget(request, (ip) =>
+      const caller = await withinFailureBudget(request, (ip, beforeDatabase) =>
         authenticate(request.server.app.services, headerOf(request, 'authorization'), {
           ip,
           userAgent: headerOf(request, 'user-agent') ?? null,
           requestId: request.app.requestId,
+          beforeDatabase,
         }),
       );
       return h.authenticated({ credentials: { app: { caller } } });
@@ -63,13 +92,15 @@ export function registerApiKeyAuth(server: Server) {
   server.auth.scheme('publishable-key', () => ({
     authenticate: async (request, h) => {
       const intakeId = (request.params as { id?: unknown }).id;
-      const submitter = await withinFailureBudget(request, () =>
-        authenticateSubmitter(
+      const submitter = await withinFailureBudget(request, async (_ip, beforeDatabase) => {
+        // Publishable keys are not cached: the budget is read before their lookup.
+        await beforeDatabase();
+        return authenticateSubmitter(
           request.server.app.services,
           headerOf(request, 'authorization'),
           typeof intakeId === 'string' ? intakeId : '',
-        ),
-      );
+        );
+      });
       return h.authenticated({ credentials: { app: { submitter } } });
     },
   }));

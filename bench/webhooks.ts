@@ -32,6 +32,8 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 5);
 const STEADY_RATE = Number(process.env.BENCH_STEADY_RATE ?? 50); // events per second
 const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 20);
+/** Workers on the bench's task queue, each with its dispatcher (scaled out: scripts/scale.sh runs two). */
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const INSERT_BATCH = 500;
 const CEILING_POSTS = Number(process.env.BENCH_CEILING_POSTS ?? 20_000);
 const CEILING_CONCURRENCY = 128; // SENDER_CONCURRENCY (lib/webhooks/sender.ts)
@@ -81,10 +83,10 @@ async function startReceiver(secrets: Map<string, string>) {
   return { port, arrivals, badSignatures: () => badSignatures, close: () => server.close() };
 }
 
-/** The bench's own worker (dispatcher and activities), its output in bench/results/webhooks-worker.log. */
-function startWorker(taskQueue: string): ChildProcess {
+/** One of the bench's own workers (dispatcher and activities), its output in bench/results/webhooks-worker-<n>.log. */
+function startWorker(taskQueue: string, n: number): ChildProcess {
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
-  const output = openSync(join(ROOT, 'bench/results/webhooks-worker.log'), 'w');
+  const output = openSync(join(ROOT, `bench/results/webhooks-worker-${n}.log`), 'w');
   return spawn('sh', ['scripts/node.sh', 'workers/main.ts'], {
     cwd: ROOT,
     env: {
@@ -194,9 +196,9 @@ async function main() {
   }
 
   const taskQueue = `bench-webhooks-${randomUUID()}`;
-  const worker = startWorker(taskQueue);
+  const workers = Array.from({ length: WORKERS }, (_, i) => startWorker(taskQueue, i + 1));
   try {
-    // Warm-up: the worker bundles its workflows and opens its connections.
+    // Warm-up: the workers bundle their workflows and open their connections.
     log('warming up');
     const warm = await recordEvents(db, tenant, 20);
     await waitFor(receiver.arrivals, warm.size * WEBHOOKS);
@@ -233,10 +235,18 @@ async function main() {
       node: process.version,
       cpu: cpus()[0]?.model ?? 'unknown',
       cores: availableParallelism(),
-      settings: { events: EVENTS, webhooks: WEBHOOKS, steady_rate: STEADY_RATE, steady_seconds: STEADY_SECONDS },
+      settings: {
+        events: EVENTS,
+        webhooks: WEBHOOKS,
+        steady_rate: STEADY_RATE,
+        steady_seconds: STEADY_SECONDS,
+        workers: WORKERS,
+      },
       burst: {
         deliveries: burstDeliveries,
         distinct_pairs: pairs.size,
+        // A pair that arrived twice: the dispatchers of several workers must never start one delivery twice.
+        repeated_deliveries: receiver.arrivals.length - pairs.size,
         seconds: round(seconds, 2),
         deliveries_per_second: round(burstDeliveries / seconds),
         events_recorded_in_seconds: round((recorded - burstStart) / 1000, 2),
@@ -247,13 +257,14 @@ async function main() {
       signatures_checked_bad: receiver.badSignatures(),
     };
     const file = writeResults('webhooks', startedAt, report);
-    console.log('| run | deliveries | deliveries/s | event→delivery p50 | p99 |');
-    console.log('|---|---:|---:|---:|---:|');
+    console.log(`${WORKERS} worker(s)`);
+    console.log('| run | deliveries | repeated | deliveries/s | event→delivery p50 | p99 |');
+    console.log('|---|---:|---:|---:|---:|---:|');
     console.log(
-      `| burst: ${EVENTS} events × ${WEBHOOKS} webhooks | ${report.burst.deliveries} | ${report.burst.deliveries_per_second} | ${burst.p50_ms} ms | ${burst.p99_ms} ms |`,
+      `| burst: ${EVENTS} events × ${WEBHOOKS} webhooks | ${report.burst.deliveries} | ${report.burst.repeated_deliveries} | ${report.burst.deliveries_per_second} | ${burst.p50_ms} ms | ${burst.p99_ms} ms |`,
     );
     console.log(
-      `| steady: ${STEADY_RATE} events/s × ${WEBHOOKS} webhooks | ${report.steady.deliveries} | n/a | ${steady.p50_ms} ms | ${steady.p99_ms} ms |`,
+      `| steady: ${STEADY_RATE} events/s × ${WEBHOOKS} webhooks | ${report.steady.deliveries} | n/a | n/a | ${steady.p50_ms} ms | ${steady.p99_ms} ms |`,
     );
     console.log(`| ceiling: bare POSTs from the bench | ${bare.posts} | ${bare.posts_per_second} | n/a | n/a |`);
     log(`results in ${file}`);
@@ -262,8 +273,12 @@ async function main() {
       process.exitCode = 1;
     }
   } finally {
-    worker.kill('SIGTERM');
-    await once(worker, 'exit');
+    await Promise.all(
+      workers.map(async (worker) => {
+        worker.kill('SIGTERM');
+        await once(worker, 'exit');
+      }),
+    );
     receiver.close();
     await db.end();
   }

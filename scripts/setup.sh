@@ -103,6 +103,14 @@ install_chromium() {
   apt-get install -y chromium >>"$BUILD_LOGS/setup-apt.log" 2>&1
 }
 
+# Scaled out on one machine (VALISE_API_PROCESSES above 1, scripts/scale.sh), and for the test of
+# two API processes behind it (test/api-processes.test.ts): Debian's haproxy.
+install_haproxy() {
+  if command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ]; then return; fi
+  if [ "${VALISE_API_PROCESSES:-1}" = 1 ] && [ "${1:-}" != --tests ]; then return; fi
+  apt_install haproxy
+}
+
 install_node
 install_node_modules
 command -v go >/dev/null || die "go is not installed (needed once to build temporal and minio)"
@@ -121,6 +129,7 @@ fi
 install_clamd
 install_postgres
 install_redis
+install_haproxy "${1:-}"
 # Only the test run needs a browser: `scripts/setup.sh --tests` (scripts/test.sh).
 if [ "${1:-}" = --tests ]; then install_chromium; fi
 failed=0

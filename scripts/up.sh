@@ -41,6 +41,13 @@ npm run -s migrate
 
 # A developer's webhook receiver runs on this machine (docs/webhooks.md, "Targets").
 export WEBHOOK_ALLOW_PRIVATE_TARGETS=${WEBHOOK_ALLOW_PRIVATE_TARGETS:-true}
+# VALISE_API_PROCESSES=2: scaled out on this machine, haproxy on the API's address (docs/operations.md).
+if [ "${VALISE_API_PROCESSES:-1}" != 1 ]; then
+  scripts/scale.sh start dev
+  log "up: Ctrl-C stops everything"
+  while pid_of balancer >/dev/null; do sleep 1; done
+  die "up: the balancer exited (log ${LOGS#"$ROOT"/}/balancer.log)"
+fi
 spawn worker npm run -s worker
 log "up: worker started (log ${LOGS#"$ROOT"/}/worker.log)"
 # The API gets its own session too, so that the traps above, not the terminal's

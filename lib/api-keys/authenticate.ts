@@ -7,7 +7,18 @@ import { bearerValue } from './bearer.ts';
 import type { Caller } from './present.ts';
 import { hashKeyValue, parseKeyValue, sameHash } from './values.ts';
 
-export type RequestOrigin = { ip: string; userAgent: string | null; requestId: string };
+export type RequestOrigin = {
+  ip: string;
+  userAgent: string | null;
+  requestId: string;
+  /**
+   * Called (at most once) before this request costs the database anything: a key lookup the
+   * credential cache cannot answer, an audit entry, a usage cap's count. The caller checks its
+   * address's budget of failed authentications there and throws to refuse. A request answered
+   * from the cache alone never calls it: the caller checks the budget afterwards.
+   */
+  beforeDatabase: () => Promise<void>;
+};
 
 /** Usage caps never reset: a client should stop, not retry soon. */
 const USAGE_CAP_RETRY_AFTER_SECONDS = 86_400;
@@ -29,7 +40,7 @@ export async function authenticate(
 
   const hash = hashKeyValue(services.keys.apiKeyPepper, value);
   const keys = createApiKeyQueries(services.db);
-  const key = await findCredential(services, hash);
+  const key = await findCredential(services, hash, origin.beforeDatabase);
   // The hash covers the whole value, prefix included; the checks below are
   // defence in depth against a row that does not match what was presented.
   if (!key || !sameHash(key.secret_hash, hash) || key.environment !== claimed.environment) {
@@ -38,6 +49,7 @@ export async function authenticate(
 
   const now = Date.now();
   const fail = async (reason: string, error: Error) => {
+    await origin.beforeDatabase();
     await auditFailure(services, key, origin, reason);
     return error;
   };
@@ -63,13 +75,16 @@ export async function authenticate(
   }
   if (key.max_uses === null) {
     services.usage.record(key.id);
-  } else if ((await keys.recordUse(key.id)) === null) {
-    throw await fail(
-      'usage_cap',
-      new DomainError('rate_limited', `This key has reached its usage cap of ${key.max_uses} requests.`, {
-        retryAfterSeconds: USAGE_CAP_RETRY_AFTER_SECONDS,
-      }),
-    );
+  } else {
+    await origin.beforeDatabase();
+    if ((await keys.recordUse(key.id)) === null) {
+      throw await fail(
+        'usage_cap',
+        new DomainError('rate_limited', `This key has reached its usage cap of ${key.max_uses} requests.`, {
+          retryAfterSeconds: USAGE_CAP_RETRY_AFTER_SECONDS,
+        }),
+      );
+    }
   }
 
   return {
@@ -79,13 +94,19 @@ export async function authenticate(
     apiKeyId: key.id,
     keyType: key.key_type,
     scopes: key.scopes,
+    profile: { workspaceName: key.workspace_name, userEmail: key.user_email, userRole: key.user_role },
   };
 }
 
 /** The key a value's hash names: from the credential cache when it holds it, else from the database. */
-async function findCredential(services: Services, hash: Buffer): Promise<CredentialRow | null> {
+async function findCredential(
+  services: Services,
+  hash: Buffer,
+  beforeDatabase: () => Promise<void>,
+): Promise<CredentialRow | null> {
   const cached = services.credentials.get(hash);
   if (cached) return cached;
+  await beforeDatabase();
   const ticket = services.credentials.ticket();
   const found = await createApiKeyQueries(services.db).findCredential(hash);
   if (found) services.credentials.store(hash, found, ticket);

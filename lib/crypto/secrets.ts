@@ -1,4 +1,13 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  hkdfSync,
+  type KeyObject,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 // One operator secret (VALISE_SECRET) is stretched into independent keys, one
 // per purpose, so that no key does two jobs.
@@ -14,8 +23,17 @@ export function deriveKey(secret: string, purpose: KeyPurpose): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'valise', `valise:${purpose}`, 32));
 }
 
+// createHmac turns a Buffer key into a KeyObject on every call, which costs several times the HMAC
+// of a key value itself; derived keys live as long as the process, so each is turned once.
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+
 export function hmacSha256(key: Buffer, data: string | Buffer): Buffer {
-  return createHmac('sha256', key).update(data).digest();
+  let keyObject = keyObjects.get(key);
+  if (!keyObject) {
+    keyObject = createSecretKey(key);
+    keyObjects.set(key, keyObject);
+  }
+  return createHmac('sha256', keyObject).update(data).digest();
 }
 
 export function constantTimeEqual(a: Buffer, b: Buffer): boolean {

@@ -87,24 +87,7 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
   await server.start();
   const url = `http://127.0.0.1:${server.info.port}`;
 
-  const call = async (method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> => {
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
-    let body: string | undefined = options.rawBody;
-    if (options.body !== undefined) {
-      body = JSON.stringify(options.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const response = await fetch(url + path, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = null;
-    }
-    return { status: response.status, headers: response.headers, body: parsed, text };
-  };
+  const call = callerAt(url);
 
   const workspace = async (name = 'Test workspace'): Promise<TestWorkspace> => {
     const result = await bootstrapWorkspace(db, services.keys, {
@@ -160,6 +143,28 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
         );
       }
     },
+  };
+}
+
+/** Calls to the API at `url`: JSON in and out, a key as its Bearer token. */
+export function callerAt(url: string) {
+  return async (method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+    let body: string | undefined = options.rawBody;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(url + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text };
   };
 }
 

@@ -1,7 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
-import { ENVIRONMENTS, type Environment, KEY_TYPES, type KeyType } from '../../vocabulary.ts';
+import { ENVIRONMENTS, type Environment, KEY_TYPES, type KeyType, MEMBER_ROLES } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 
@@ -33,6 +33,9 @@ const credentialRow = apiKeyRow.extend({
   secret_hash: z.instanceof(Buffer),
   secret_valid_until: z.date().nullable(),
   secret_retired_at: z.date().nullable(),
+  workspace_name: z.string(),
+  user_email: z.string(),
+  user_role: z.enum(MEMBER_ROLES),
 });
 export type CredentialRow = z.infer<typeof credentialRow>;
 
@@ -117,8 +120,12 @@ export function createApiKeyQueries(db: CommonQueryMethods) {
     async findCredential(hash: Buffer): Promise<CredentialRow | null> {
       return db.maybeOne(sql.type(credentialRow)`
         SELECT ${columns}, s.id AS secret_id, s.secret_hash, s.valid_until AS secret_valid_until,
-               s.retired_at AS secret_retired_at
-        FROM api_key_secrets s JOIN api_keys k ON k.id = s.api_key_id
+               s.retired_at AS secret_retired_at,
+               w.name AS workspace_name, u.email AS user_email, u.role AS user_role
+        FROM api_key_secrets s
+          JOIN api_keys k ON k.id = s.api_key_id
+          JOIN workspaces w ON w.id = k.workspace_id
+          JOIN users u ON u.id = k.user_id AND u.workspace_id = k.workspace_id
         WHERE s.secret_hash = ${sql.binary(hash)}`);
     },
 
