@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { setTimeout as delay } from 'node:timers/promises';
 import Hapi from '@hapi/hapi';
 import { startApi } from '../test/helpers/api.ts';
+import { temporalServerInfo } from '../test/helpers/temporal-server.ts';
 import { runContext, writeResults } from './results.ts';
 
 // Throughput and latency of GET /v1/me and GET /v1/api-keys on the real stack
@@ -134,6 +135,8 @@ async function main() {
 
     const report = {
       ...runContext(startedAt),
+      // The API's Temporal client is on this one (VALISE_TEMPORAL: the dev server or the server on PostgreSQL).
+      temporal: await temporalServerInfo(api.services.config.temporal.address),
       settings: {
         duration_s: DURATION_S,
         warmup_s: WARMUP_S,

@@ -19,6 +19,7 @@ import { generateWebhookSecret } from '../lib/webhooks/signature.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
 import { standInTransferCreated } from '../test/helpers/dispatch.ts';
 import { gitCommit, writeResults } from './results.ts';
+import { measureTemporalCeiling } from './temporal-ceiling.ts';
 
 // Signed webhook deliveries through the whole pipeline: events recorded in
 // PostgreSQL, the worker's dispatcher, one Temporal workflow per (event,
@@ -184,6 +185,10 @@ async function main() {
     const seconds = (Date.now() - burstStart) / 1000;
     const burst = latencies(receiver.arrivals, burstCreated);
     const pairs = new Set(receiver.arrivals.map((a) => `${a.eventId} ${a.path}`));
+    // The ceiling, on the same Temporal right after the burst: workflows shaped
+    // like a delivery, doing nothing (bench/temporal-ceiling.ts).
+    log('ceiling: empty delivery-shaped workflows');
+    const ceiling = await measureTemporalCeiling();
 
     const report = {
       bench: 'webhooks',
@@ -192,6 +197,7 @@ async function main() {
       node: process.version,
       cpu: cpus()[0]?.model ?? 'unknown',
       cores: availableParallelism(),
+      temporal: ceiling.temporal,
       settings: { events: EVENTS, webhooks: WEBHOOKS, steady_rate: STEADY_RATE, steady_seconds: STEADY_SECONDS },
       burst: {
         deliveries: receiver.arrivals.length,
@@ -202,6 +208,11 @@ async function main() {
         event_to_delivery: burst,
       },
       steady: { deliveries: steadyCreated.size * WEBHOOKS, event_to_delivery: steady },
+      ceiling: {
+        workflows: ceiling.workflows,
+        seconds: ceiling.seconds,
+        workflows_per_second: ceiling.workflows_per_second,
+      },
       signatures_checked_bad: receiver.badSignatures(),
     };
     const file = writeResults('webhooks', startedAt, report);
@@ -212,6 +223,9 @@ async function main() {
     );
     console.log(
       `| steady: ${STEADY_RATE} events/s × ${WEBHOOKS} webhooks | ${report.steady.deliveries} | n/a | ${steady.p50_ms} ms | ${steady.p99_ms} ms |`,
+    );
+    console.log(
+      `| ceiling: empty delivery-shaped workflows, Temporal ${ceiling.temporal.server_version} on ${ceiling.temporal.persistence} | ${ceiling.workflows} | ${ceiling.workflows_per_second} | n/a | n/a |`,
     );
     log(`results in ${file}`);
     if (pairs.size !== EVENTS * WEBHOOKS || receiver.badSignatures() > 0) {
