@@ -85,8 +85,8 @@ schema "$TEMPORAL_VISIBILITY_DB" "$module/schema/postgresql/v12/visibility/versi
 root="$DATA/temporal-server"
 mkdir -p "$root/config"
 DYNAMIC_CONFIG="$root/dynamicconfig.yaml"
-render "$ROOT/ops/temporal/config.yaml" "$root/config/valise.yaml"
-render "$ROOT/ops/temporal/dynamicconfig.yaml" "$DYNAMIC_CONFIG"
+render "$ROOT/ops/temporal/config.yaml.tmpl" "$root/config/valise.yaml"
+render "$ROOT/ops/temporal/dynamicconfig.yaml.tmpl" "$DYNAMIC_CONFIG"
 
 log "temporal: server $TEMPORAL_SERVER_VERSION on 127.0.0.1:$PORT_TEMPORAL, databases $TEMPORAL_DB and $TEMPORAL_VISIBILITY_DB on 127.0.0.1:$POSTGRES_PORT"
 TEMPORAL_VERSION_CHECK_DISABLED=1 exec "$SERVER" --root "$root" --config config --env valise --allow-no-auth start

@@ -20,3 +20,27 @@ export async function temporalServerInfo(address: string): Promise<TemporalServe
     await connection.close();
   }
 }
+
+/**
+ * Resolves once a worker polls the task queue for workflow tasks. A worker
+ * process that cannot connect at start-up exits, so a test that restarts
+ * Temporal waits for this first.
+ */
+export async function workerPolling(address: string, namespace: string, taskQueue: string, timeoutMs = 60_000) {
+  const connection = await Connection.connect({ address });
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      // No task queue type: the server reads that as the workflow tasks' queue.
+      const { pollers } = await connection.workflowService.describeTaskQueue({
+        namespace,
+        taskQueue: { name: taskQueue },
+      });
+      if ((pollers?.length ?? 0) > 0) return;
+      if (Date.now() > deadline) throw new Error(`no worker polls ${taskQueue} after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    await connection.close();
+  }
+}

@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { eventually, startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
 import { kill, restartTemporal, startWorker } from '../helpers/processes.ts';
 import { startReceiver } from '../helpers/receiver.ts';
-import { temporalServerInfo } from '../helpers/temporal-server.ts';
+import { temporalServerInfo, workerPolling } from '../helpers/temporal-server.ts';
 import { content, createTransfer, fetchBytes, links, put, waitForTransfer } from '../helpers/transfers.ts';
 
 // The production-shaped Temporal (VALISE_TEMPORAL=server: the Temporal server
@@ -25,6 +25,9 @@ test.before(async () => {
   api = await startApi({ TEMPORAL_TASK_QUEUE: taskQueue });
   worker = startWorker({ TEMPORAL_TASK_QUEUE: taskQueue });
   ws = await api.workspace('Temporal server flavour');
+  // Restarted under a worker still connecting, Temporal would make it exit.
+  const { address, namespace } = api.services.config.temporal;
+  await workerPolling(address, namespace, taskQueue);
 });
 test.after.always(async () => {
   await kill(worker);
