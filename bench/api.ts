@@ -1,5 +1,6 @@
 import Hapi from '@hapi/hapi';
 import { startApi } from '../test/helpers/api.ts';
+import { temporalServerInfo } from '../test/helpers/temporal-server.ts';
 import { CONNECTIONS, DURATION_S, HUGE, measure, type Row, table, WARMUP_S } from './load.ts';
 import { runContext, writeResults } from './results.ts';
 
@@ -50,6 +51,8 @@ async function main() {
 
     const report = {
       ...runContext(startedAt),
+      // The API's Temporal client is on this one (VALISE_TEMPORAL: the dev server or the server on PostgreSQL).
+      temporal: await temporalServerInfo(api.services.config.temporal.address),
       settings: {
         duration_s: DURATION_S,
         warmup_s: WARMUP_S,

@@ -19,6 +19,7 @@ import { generateWebhookSecret } from '../lib/webhooks/signature.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
 import { standInTransferCreated } from '../test/helpers/dispatch.ts';
 import { gitCommit, writeResults } from './results.ts';
+import { measureTemporalCeiling } from './temporal-ceiling.ts';
 
 // Signed webhook deliveries through the whole pipeline: events recorded in
 // PostgreSQL, the worker's dispatcher queueing a delivery per (event, webhook),
@@ -227,6 +228,10 @@ async function main() {
     const burstDeliveries = receiver.arrivals.length;
     log(`ceiling: ${CEILING_POSTS} bare POSTs, ${CEILING_CONCURRENCY} at a time`);
     const bare = await ceiling(receiver.port, receiver.arrivals);
+    // A reference from the design before this one, on the same Temporal right after the burst:
+    // workflows shaped like a delivery, doing nothing (bench/temporal-ceiling.ts).
+    log('reference: empty delivery-shaped workflows');
+    const reference = await measureTemporalCeiling();
 
     const report = {
       bench: 'webhooks',
@@ -235,6 +240,7 @@ async function main() {
       node: process.version,
       cpu: cpus()[0]?.model ?? 'unknown',
       cores: availableParallelism(),
+      temporal: reference.temporal,
       settings: {
         events: EVENTS,
         webhooks: WEBHOOKS,
@@ -254,6 +260,11 @@ async function main() {
       },
       steady: { deliveries: steadyCreated.size * WEBHOOKS, event_to_delivery: steady },
       ceiling_bare_posts: bare,
+      reference_empty_workflows: {
+        workflows: reference.workflows,
+        seconds: reference.seconds,
+        workflows_per_second: reference.workflows_per_second,
+      },
       signatures_checked_bad: receiver.badSignatures(),
     };
     const file = writeResults('webhooks', startedAt, report);
@@ -266,7 +277,10 @@ async function main() {
     console.log(
       `| steady: ${STEADY_RATE} events/s × ${WEBHOOKS} webhooks | ${report.steady.deliveries} | n/a | n/a | ${steady.p50_ms} ms | ${steady.p99_ms} ms |`,
     );
-    console.log(`| ceiling: bare POSTs from the bench | ${bare.posts} | ${bare.posts_per_second} | n/a | n/a |`);
+    console.log(`| ceiling: bare POSTs from the bench | ${bare.posts} | n/a | ${bare.posts_per_second} | n/a | n/a |`);
+    console.log(
+      `| reference: empty delivery-shaped workflows, Temporal ${reference.temporal.server_version} on ${reference.temporal.persistence} | ${reference.workflows} | n/a | ${reference.workflows_per_second} | n/a | n/a |`,
+    );
     log(`results in ${file}`);
     if (pairs.size !== EVENTS * WEBHOOKS || receiver.badSignatures() > 0) {
       log(`ERROR: ${pairs.size} distinct (event, webhook) pairs, ${receiver.badSignatures()} bad signatures`);

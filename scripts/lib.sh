@@ -29,10 +29,37 @@ load_profile() {
   PORT_MINIO=$5 PORT_MINIO_CONSOLE=$6 PORT_CLAMD=$7 PORT_SMTP=$8 PORT_MAIL_UI=$9
   # The project's own PostgreSQL and Redis, used only when the machine has none.
   PORT_POSTGRES=${OWN_POSTGRES_PORT:-${10}} PORT_REDIS=${OWN_REDIS_PORT:-${11}}
+  # The Temporal server flavour's own services (history, matching, worker: gRPC and
+  # membership; the frontend's membership; pprof). Fixed, like every port here, and
+  # below the kernel's ephemeral range, where the dev flavour picks its internal ports.
+  case "$PROFILE" in
+    dev) set -- 7234 7235 7239 6933 6934 6935 6939 7936 ;;
+    test) set -- 17234 17235 17239 16933 16934 16935 16939 17936 ;;
+  esac
+  PORT_TEMPORAL_HISTORY=$1 PORT_TEMPORAL_MATCHING=$2 PORT_TEMPORAL_WORKER=$3
+  PORT_TEMPORAL_FRONTEND_MEMBERSHIP=$4 PORT_TEMPORAL_HISTORY_MEMBERSHIP=$5
+  PORT_TEMPORAL_MATCHING_MEMBERSHIP=$6 PORT_TEMPORAL_WORKER_MEMBERSHIP=$7 PORT_TEMPORAL_PPROF=$8
+  # Its two databases, on whichever PostgreSQL the profile uses (choose_services).
+  TEMPORAL_DB="temporal_$PROFILE" TEMPORAL_VISIBILITY_DB="temporal_visibility_$PROFILE"
   # VALISE_DATA_DIR: another place for the profiles' state (test/stack-services.test.ts).
   DATA="${VALISE_DATA_DIR:-$ROOT/.data}/$PROFILE"
   PIDS="$DATA/pids"
   LOGS="$DATA/logs"
+}
+
+# The Temporal a stack runs: VALISE_TEMPORAL=dev (the default) is the CLI's dev
+# server on one SQLite file, with its Web UI; =server is the Temporal server with
+# PostgreSQL persistence, shaped like a production cluster (scripts/temporal-server.sh).
+# Both serve gRPC on PORT_TEMPORAL, so the app and the benches need no change.
+TEMPORAL_SERVER_MODULE=go.temporal.io/server
+TEMPORAL_SERVER_VERSION=v1.30.4 # v1.30.9 and later need a newer Go than the machines' 1.26.8
+TEMPORAL_SERVER_BIN="$ROOT/.cache/bin/temporal-server" # go install names them server and sql
+
+temporal_flavour() {
+  case ${VALISE_TEMPORAL:-dev} in
+    dev | server) echo "${VALISE_TEMPORAL:-dev}" ;;
+    *) die "VALISE_TEMPORAL must be dev or server, not '$VALISE_TEMPORAL'" ;;
+  esac
 }
 
 # True if something accepts TCP connections on 127.0.0.1:<port>.

@@ -2,9 +2,10 @@
 # Installs what a fresh clone on a fresh machine is missing: Node 24, the npm
 # dependencies, the Temporal CLI, MinIO and oapi-codegen (for the generated Go
 # client's test; built from source with go install: there is no other way to
-# get them here), clamd, and PostgreSQL and Redis when the project runs its
-# own (choose_services in lib.sh). Re-running it is cheap: whatever is present
-# at the right version is skipped.
+# get them here), the Temporal server and its SQL tool when VALISE_TEMPORAL=server
+# selects that flavour (lib.sh), clamd, and PostgreSQL and Redis when the
+# project runs its own (choose_services in lib.sh). Re-running it is cheap:
+# whatever is present at the right version is skipped.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -46,17 +47,28 @@ install_node_modules() {
 # Version that go install stamped into a binary ("" if it is missing).
 built_version() { go version -m "$1" 2>/dev/null | awk '$1 == "mod" { print $3 }'; }
 
-# go_build <name> <package> <version>: the Go proxy sometimes stalls with no
-# answer, and an identical retry then succeeds in seconds, so each attempt is
-# bounded. A retry reuses what the previous one downloaded and compiled.
+# built <version> <binary...>: all of them are there, at that version.
+built() {
+  local version=$1 binary
+  shift
+  for binary in "$@"; do [ "$(built_version "$binary")" = "$version" ] || return 1; done
+}
+
+# go_build <name> <package> <version> [<folder> <more packages of the module...>]:
+# into .cache/bin, or <folder>, each binary named after its package's last
+# element. The Go proxy sometimes stalls with no answer, and an identical retry
+# then succeeds in seconds, so each attempt is bounded. A retry reuses what the
+# previous one downloaded and compiled.
 go_build() {
-  local name=$1 pkg=$2 version=$3 attempt status start=$SECONDS
-  local logfile="$BUILD_LOGS/setup-$name.log"
-  [ "$(built_version "$BIN/$name")" = "$version" ] && return 0
+  local name=$1 version=$3 gobin=${4:-$BIN} attempt status start=$SECONDS
+  local logfile="$BUILD_LOGS/setup-$name.log" pkgs=("$2" "${@:5}") pkg binaries=()
+  for pkg in "${pkgs[@]}"; do binaries+=("$gobin/${pkg##*/}"); done
+  built "$version" "${binaries[@]}" && return 0
+  mkdir -p "$gobin"
   for attempt in 1 2 3; do
     log "setup: building $name $version (attempt $attempt/3, log ${logfile#"$ROOT"/})"
     status=0
-    GOBIN="$BIN" timeout --kill-after=30 "$GO_BUILD_TIMEOUT" go install "$pkg@$version" >>"$logfile" 2>&1 || status=$?
+    GOBIN="$gobin" timeout --kill-after=30 "$GO_BUILD_TIMEOUT" go install "${pkgs[@]/%/@$version}" >>"$logfile" 2>&1 || status=$?
     if [ "$status" -eq 0 ]; then
       log "setup: $name built in $((SECONDS - start)) s"
       return 0
@@ -114,13 +126,21 @@ install_haproxy() {
 install_node
 install_node_modules
 command -v go >/dev/null || die "go is not installed (needed once to build temporal and minio)"
-# The two builds are independent: overlap them, and apt with them.
+# The builds are independent: overlap them, and apt with them.
 go_build temporal "$TEMPORAL_PKG" "$TEMPORAL_VERSION" &
 temporal_job=$!
 go_build minio "$MINIO_PKG" "$MINIO_VERSION" &
 minio_job=$!
 go_build oapi-codegen "$OAPI_CODEGEN_PKG" "$OAPI_CODEGEN_VERSION" &
 oapi_codegen_job=$!
+# The server flavour's two binaries, one module: one build. The tests run a
+# suite on that flavour too (scripts/test.sh).
+temporal_server_job=
+if [ "$(temporal_flavour)" = server ] || [ "${1:-}" = --tests ]; then
+  go_build temporal-server "$TEMPORAL_SERVER_MODULE/cmd/server" "$TEMPORAL_SERVER_VERSION" \
+    "$TEMPORAL_SERVER_BIN" "$TEMPORAL_SERVER_MODULE/cmd/tools/sql" &
+  temporal_server_job=$!
+fi
 # make up and make test chose already; make setup alone asks for the dev profile.
 if [ -z "${OWN_POSTGRES:-}" ] || [ -z "${OWN_REDIS:-}" ]; then
   load_profile dev
@@ -136,5 +156,6 @@ failed=0
 wait "$temporal_job" || failed=1
 wait "$minio_job" || failed=1
 wait "$oapi_codegen_job" || failed=1
+if [ -n "$temporal_server_job" ]; then wait "$temporal_server_job" || failed=1; fi
 [ "$failed" -eq 0 ] || die "setup incomplete (see the build logs above)"
 log "setup: ok"

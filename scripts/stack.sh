@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Local service stack for one profile: scripts/stack.sh start|stop|status dev|test
 # [COMPONENT...] (all of them by default).
-# Temporal dev server, MinIO, clamd and maildev, each in the background with
-# its pid and log under .data/<profile>/. PostgreSQL and Redis are the
-# machine's when it runs them, and otherwise the project's own, started and
-# stopped here with the rest (choose_services in lib.sh).
+# Temporal, MinIO, clamd and maildev, each in the background with its pid and
+# log under .data/<profile>/. Temporal is the dev server, or with
+# VALISE_TEMPORAL=server the Temporal server on PostgreSQL (lib.sh,
+# temporal_flavour). PostgreSQL and Redis are the machine's when it runs them,
+# and otherwise the project's own, started and stopped here with the rest
+# (choose_services in lib.sh).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -40,11 +42,28 @@ fi
 BIN="$ROOT/.cache/bin"
 CLAMD=$(command -v clamd || echo /usr/sbin/clamd)
 
+# The flavour of a running Temporal is the one it was started with (recorded
+# in its folder), whatever VALISE_TEMPORAL says now: status, stop and restart
+# act on what runs. One started before flavours existed is the dev server.
+FLAVOUR_FILE="$DATA/temporal.flavour"
+WANTED_FLAVOUR=$(temporal_flavour)
+TEMPORAL_FLAVOUR=$WANTED_FLAVOUR
+if pid_of temporal >/dev/null; then TEMPORAL_FLAVOUR=$(cat "$FLAVOUR_FILE" 2>/dev/null || echo dev); fi
+
 ports_of() {
   case $1 in
     postgres) echo "$PORT_POSTGRES" ;;
     redis) echo "$PORT_REDIS" ;;
-    temporal) echo "$PORT_TEMPORAL $PORT_TEMPORAL_UI $PORT_TEMPORAL_HTTP $PORT_TEMPORAL_METRICS" ;;
+    temporal)
+      if [ "$TEMPORAL_FLAVOUR" = server ]; then
+        echo "$PORT_TEMPORAL $PORT_TEMPORAL_HTTP $PORT_TEMPORAL_METRICS $PORT_TEMPORAL_HISTORY" \
+          "$PORT_TEMPORAL_MATCHING $PORT_TEMPORAL_WORKER $PORT_TEMPORAL_FRONTEND_MEMBERSHIP" \
+          "$PORT_TEMPORAL_HISTORY_MEMBERSHIP $PORT_TEMPORAL_MATCHING_MEMBERSHIP" \
+          "$PORT_TEMPORAL_WORKER_MEMBERSHIP $PORT_TEMPORAL_PPROF"
+      else
+        echo "$PORT_TEMPORAL $PORT_TEMPORAL_UI $PORT_TEMPORAL_HTTP $PORT_TEMPORAL_METRICS"
+      fi
+      ;;
     minio) echo "$PORT_MINIO $PORT_MINIO_CONSOLE" ;;
     clamd) echo "$PORT_CLAMD" ;;
     maildev) echo "$PORT_SMTP $PORT_MAIL_UI" ;;
@@ -96,6 +115,13 @@ health_redis() {
 }
 
 launch_temporal() {
+  mkdir -p "$DATA"
+  echo "$TEMPORAL_FLAVOUR" >"$FLAVOUR_FILE"
+  if [ "$TEMPORAL_FLAVOUR" = server ]; then
+    [ -x "$TEMPORAL_SERVER_BIN/server" ] || die "${TEMPORAL_SERVER_BIN#"$ROOT"/}/server is missing; run VALISE_TEMPORAL=server scripts/setup.sh"
+    spawn temporal "$ROOT/scripts/temporal-server.sh" "$PROFILE"
+    return
+  fi
   [ -x "$BIN/temporal" ] || die "$BIN/temporal is missing; run scripts/setup.sh"
   # HTTP and metrics ports default to random ones: pin them so that profiles
   # never race for a port. The version check would call updates.temporal.io.
@@ -109,10 +135,28 @@ launch_temporal() {
     --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
     --dynamic-config-value frontend.enableServerVersionCheck=false
 }
+# The server flavour has no Web UI (the dev server's embeds one).
 health_temporal() {
   [[ "$("$BIN/temporal" operator cluster health --address "127.0.0.1:$PORT_TEMPORAL" \
     --command-timeout 3s)" == *SERVING* ]] &&
-    curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$PORT_TEMPORAL_UI/"
+    { [ "$TEMPORAL_FLAVOUR" = server ] || curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$PORT_TEMPORAL_UI/"; }
+}
+
+# The dev server is started with the namespace the app uses (--namespace default);
+# the server flavour's databases start with none. A namespace registered a moment
+# ago can be unknown to the frontend's cache for a few seconds: wait until a
+# call that goes through the frontend (a visibility query) accepts it.
+ensure_temporal_namespace() {
+  local temporal=("$BIN/temporal" --address "127.0.0.1:$PORT_TEMPORAL" --command-timeout 5s) deadline=$((SECONDS + 60))
+  [ "$TEMPORAL_FLAVOUR" = server ] || return 0
+  if ! "${temporal[@]}" operator namespace describe --namespace default >/dev/null 2>&1; then
+    log "temporal: registering namespace default"
+    "${temporal[@]}" operator namespace create --namespace default --retention 72h >/dev/null
+  fi
+  until "${temporal[@]}" workflow count --namespace default >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || die "temporal: namespace default is not usable 60 s after its registration"
+    sleep 0.5
+  done
 }
 
 launch_minio() {
@@ -174,6 +218,10 @@ launch_maildev() {
 }
 health_maildev() { curl -fsS --max-time 2 "http://127.0.0.1:$PORT_MAIL_UI/api/healthz"; }
 
+# The server flavour sets up its schema before it serves: a first start on
+# empty databases applies every schema version.
+startup_seconds() { if [ "$1" = temporal ] && [ "$TEMPORAL_FLAVOUR" = server ]; then echo 180; else echo 90; fi; }
+
 # Bounded wait; on failure show why, from the component's log.
 wait_healthy() {
   local name=$1 deadline=$((SECONDS + $2))
@@ -206,6 +254,9 @@ start() {
   for name in "${COMPONENTS[@]}"; do
     if pid_of "$name" >/dev/null; then
       log "$name: already running"
+      if [ "$name" = temporal ] && [ -n "${VALISE_TEMPORAL:-}" ] && [ "$TEMPORAL_FLAVOUR" != "$WANTED_FLAVOUR" ]; then
+        die "temporal: the $TEMPORAL_FLAVOUR flavour runs, not $WANTED_FLAVOUR (scripts/stack.sh stop $PROFILE temporal first)"
+      fi
       continue
     fi
     for port in $(ports_of "$name"); do
@@ -216,9 +267,10 @@ start() {
   # Launch everything, then wait: the startups overlap.
   for name in "${todo[@]}"; do "launch_$name"; done
   for name in "${todo[@]}"; do
-    wait_healthy "$name" 90
+    wait_healthy "$name" "$(startup_seconds "$name")"
     log "$name: up (ports $(ports_of "$name"))"
   done
+  if [[ " ${COMPONENTS[*]} " == *" temporal "* ]]; then ensure_temporal_namespace; fi
   if [[ " ${COMPONENTS[*]} " == *" minio "* ]]; then ensure_bucket; fi
 }
 
@@ -252,6 +304,11 @@ stop() {
   done
 }
 
+# What status adds after a component's ports: which Temporal runs.
+describe_component() {
+  if [ "$1" = temporal ]; then echo ", $TEMPORAL_FLAVOUR flavour"; fi
+}
+
 status() {
   local name pid file rc=0
   for name in "${COMPONENTS[@]}"; do
@@ -259,7 +316,7 @@ status() {
       echo "$name: down"
       rc=3
     elif "health_$name" >/dev/null 2>&1; then
-      echo "$name: up (pid $pid, ports $(ports_of "$name"))"
+      echo "$name: up (pid $pid, ports $(ports_of "$name"))$(describe_component "$name")"
     else
       echo "$name: running but not healthy (pid $pid, log $LOGS/$name.log)"
       rc=3
@@ -301,7 +358,8 @@ restart() {
   if [ "$name" = postgres ]; then stop_postgres; else stop_pid "$name"; fi
   wait_ports_free "$name" 15
   "launch_$name"
-  wait_healthy "$name" 90
+  wait_healthy "$name" "$(startup_seconds "$name")"
+  if [ "$name" = temporal ]; then ensure_temporal_namespace; fi
   log "$name: restarted"
 }
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # make test / CI: install what is missing, start a fresh test stack (its own
 # ports and data, so a running dev stack is untouched), recreate and migrate
-# the test database, start the worker, then lint, typecheck and run the tests.
+# the test database, start the worker, then lint, typecheck and run the tests;
+# last, the Temporal server flavour's suite (test/temporal-server/) on the same
+# stack with its Temporal switched to that flavour. VALISE_TEMPORAL=server runs
+# every test on that flavour.
 # The last line on stdout is always "tests: N passed, M failed" (followed by
 # ", K skipped" when tests were skipped or left to do), and the exit status is
 # non-zero whenever M is not 0.
@@ -41,6 +44,18 @@ step() {
   echo "# exit $name $status"
 }
 
+# The server flavour's state is its two databases, on whichever PostgreSQL runs.
+drop_temporal_databases() { pg dropdb --if-exists --force "$TEMPORAL_DB" && pg dropdb --if-exists --force "$TEMPORAL_VISIBILITY_DB"; }
+
+# The test stack's Temporal becomes the server flavour on fresh databases
+# (unless it is that already: VALISE_TEMPORAL=server make test).
+switch_to_temporal_server() {
+  [ "$(temporal_flavour)" = server ] && return 0
+  scripts/stack.sh stop test temporal
+  drop_temporal_databases
+  VALISE_TEMPORAL=server scripts/stack.sh start test temporal
+}
+
 worker_running() {
   pid_of worker >/dev/null && return 0
   log "the worker has exited; last lines of $LOGS/worker.log:"
@@ -57,6 +72,7 @@ describe_services
 # cluster) wiped.
 scripts/stack.sh stop test 2>/dev/null
 rm -rf "$DATA" "$(postgres_data)"
+if [ "$OWN_POSTGRES" = 0 ]; then drop_temporal_databases; fi
 scripts/stack.sh start test
 
 log "test: recreating database valise_test"
@@ -96,6 +112,11 @@ status=0
   faults_status=0
   node scripts/ava-tap.mjs --tap --config test/faults/ava.config.mjs || faults_status=$?
   echo "# exit faults $faults_status"
+  log "test: ava, on the Temporal server flavour"
+  server_status=0
+  switch_to_temporal_server >&2 &&
+    node scripts/ava-tap.mjs --tap --config test/temporal-server/ava.config.mjs || server_status=$?
+  echo "# exit temporal-server $server_status"
 } | node scripts/tap-summary.mjs || status=$?
 summarized=yes
 exit "$status"
