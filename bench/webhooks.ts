@@ -252,7 +252,7 @@ async function main() {
         deliveries: burstDeliveries,
         distinct_pairs: pairs.size,
         // A pair that arrived twice: the dispatchers of several workers must never start one delivery twice.
-        repeated_deliveries: receiver.arrivals.length - pairs.size,
+        repeated_deliveries: burstDeliveries - pairs.size,
         seconds: round(seconds, 2),
         deliveries_per_second: round(burstDeliveries / seconds),
         events_recorded_in_seconds: round((recorded - burstStart) / 1000, 2),
