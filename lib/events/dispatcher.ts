@@ -4,6 +4,7 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { runRule } from '../../workflows/runRule.ts';
 import { createDeliveryQueries } from '../db/queries/deliveries.ts';
 import { createEventQueries, type DispatchableEvent } from '../db/queries/events.ts';
+import { inParallel, pause } from '../in-parallel.ts';
 import { startedOnce } from '../temporal.ts';
 
 // The outbox relay. Events commit with the change they describe; this queues
@@ -139,16 +140,3 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     drain: dispatchAll,
   };
 }
-
-async function inParallel<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await task(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-}
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -6,6 +6,7 @@ import { deliveryWorkflowId } from '../../workflows/ids.ts';
 import type { Config } from '../config.ts';
 import { createDeliveryQueries, type FirstAttemptRecord, type LeasedDelivery } from '../db/queries/deliveries.ts';
 import { createWebhookQueries } from '../db/queries/webhooks.ts';
+import { inParallel, pause } from '../in-parallel.ts';
 import type { Lookup } from '../net/ssrf.ts';
 import { startedOnce } from '../temporal.ts';
 import { recordWebhookDisabled } from './disabled.ts';
@@ -337,16 +338,3 @@ function semaphore(limit: number) {
     }
   };
 }
-
-async function inParallel<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await task(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-}
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
