@@ -1,8 +1,9 @@
 import Hapi from '@hapi/hapi';
 import { startApi } from '../test/helpers/api.ts';
 import { temporalServerInfo } from '../test/helpers/temporal-server.ts';
-import { CONNECTIONS, DURATION_S, HUGE, measure, type Row, table, WARMUP_S } from './load.ts';
+import { CONNECTIONS, DURATION_S, failOnBadResponses, measure, type Row, table, WARMUP_S } from './load.ts';
 import { runContext, writeResults } from './results.ts';
+import { UNLIMITED_RATES } from './streaming.ts';
 
 // Throughput and latency of GET /v1/me and GET /v1/api-keys on the real stack
 // (PostgreSQL, Redis, Temporal), side by side with a bare hapi route in the
@@ -14,12 +15,7 @@ import { runContext, writeResults } from './results.ts';
 // server's event loop.
 
 async function main() {
-  const api = await startApi({
-    RATE_LIMIT_READ: HUGE,
-    RATE_LIMIT_WRITE: HUGE,
-    RATE_LIMIT_EXPENSIVE: HUGE,
-    RATE_LIMIT_PUBLIC: HUGE,
-  });
+  const api = await startApi(UNLIMITED_RATES);
   const bare = Hapi.server({ host: '127.0.0.1', port: 0 });
   bare.route({ method: 'GET', path: '/ok', handler: () => ({ ok: true }) });
   await bare.start();
@@ -65,15 +61,7 @@ async function main() {
     const file = writeResults('api', startedAt, report);
     console.error(`bench: wrote ${file}`);
 
-    const failed = rows.filter((r) => r.non_2xx > 0 || r.errors > 0);
-    if (failed.length > 0) {
-      console.error(
-        `bench: non-2xx responses or errors, the numbers are not valid: ${failed
-          .map((r) => `${r.route} ${JSON.stringify(r.status_codes)} errors=${r.errors}`)
-          .join('; ')}`,
-      );
-      process.exitCode = 1;
-    }
+    failOnBadResponses(rows);
   } finally {
     await bare.stop();
     await api.close();

@@ -9,7 +9,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 export const DURATION_S = Number(process.env.BENCH_DURATION ?? '10');
 export const WARMUP_S = Number(process.env.BENCH_WARMUP ?? '2');
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? '10');
-export const HUGE = '1000000000';
 const SETTLE_MS = 1_000;
 
 type Histogram = { average: number; p50: number; p99: number; max: number; total?: number };
@@ -136,4 +135,16 @@ export function table(rows: Row[]): string {
     ),
   ];
   return lines.join('\n');
+}
+
+/** A run with any non-2xx response or error measured something else: say which, and fail the bench. */
+export function failOnBadResponses(rows: Row[]): void {
+  const failed = rows.filter((r) => r.non_2xx > 0 || r.errors > 0);
+  if (failed.length === 0) return;
+  console.error(
+    `bench: non-2xx responses or errors, the numbers are not valid: ${failed
+      .map((r) => `${r.route} ${JSON.stringify(r.status_codes)} errors=${r.errors}`)
+      .join('; ')}`,
+  );
+  process.exitCode = 1;
 }

@@ -10,8 +10,18 @@ import {
   startBalancer,
   startNodeProcess,
 } from '../test/helpers/api-processes.ts';
-import { CONNECTIONS, DURATION_S, HUGE, measure, type Row, type Servers, table, WARMUP_S } from './load.ts';
+import {
+  CONNECTIONS,
+  DURATION_S,
+  failOnBadResponses,
+  measure,
+  type Row,
+  type Servers,
+  table,
+  WARMUP_S,
+} from './load.ts';
 import { runContext, writeResults } from './results.ts';
+import { benchedApiEnv } from './streaming.ts';
 
 // Scaled out on one machine: GET /v1/me and GET /v1/api-keys served by API_PROCESSES child
 // processes behind haproxy (ops/haproxy/valise.cfg, as scripts/scale.sh runs it), beside one
@@ -29,14 +39,7 @@ async function main() {
     REDIS_PREFIX: `valise-bench:${randomBytes(6).toString('hex')}:`,
     TRUST_PROXY_HOPS: '1',
     TRUSTED_PROXIES: '127.0.0.1,::1',
-    RATE_LIMIT_READ: HUGE,
-    RATE_LIMIT_WRITE: HUGE,
-    RATE_LIMIT_EXPENSIVE: HUGE,
-    RATE_LIMIT_PUBLIC: HUGE,
-    // A CPU profile of each API process for the whole run, written when it stops (bench/README.md).
-    ...(process.env.BENCH_CPU_PROF_DIR
-      ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` }
-      : {}),
+    ...benchedApiEnv(),
   };
   const started: RunningProcess[] = [];
   const db = await createDatabasePool(config.database.url, 2);
@@ -112,15 +115,7 @@ async function main() {
       markdown,
     };
     console.error(`bench: wrote ${writeResults('scale', startedAt, report)}`);
-    const failed = rows.filter((r) => r.non_2xx > 0 || r.errors > 0);
-    if (failed.length > 0) {
-      console.error(
-        `bench: non-2xx responses or errors, the numbers are not valid: ${failed
-          .map((r) => `${r.route} ${JSON.stringify(r.status_codes)} errors=${r.errors}`)
-          .join('; ')}`,
-      );
-      process.exitCode = 1;
-    }
+    failOnBadResponses(rows);
   } finally {
     await Promise.all(started.map((running) => running.stop()));
     await db.end();

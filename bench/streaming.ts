@@ -22,7 +22,20 @@ export const RSS_INTERVAL_MS = 100;
 const POLL_MS = 200;
 const SCAN_TIMEOUT_MS = 30 * 60_000;
 const CLEANUP_TIMEOUT_MS = 15 * 60_000;
-const HUGE = '1000000000';
+/** Rate limits no bench reaches, so no measured request is refused with 429. */
+export const UNLIMITED_RATES = {
+  RATE_LIMIT_READ: '1000000000',
+  RATE_LIMIT_WRITE: '1000000000',
+  RATE_LIMIT_EXPENSIVE: '1000000000',
+  RATE_LIMIT_PUBLIC: '1000000000',
+};
+
+/** What an API process a bench measures runs with: no rate limit, and a CPU profile under BENCH_CPU_PROF_DIR. */
+export function benchedApiEnv(): Record<string, string> {
+  const profileDir = process.env.BENCH_CPU_PROF_DIR;
+  // The profile covers the whole run and is written when the process stops (bench/README.md).
+  return { ...UNLIMITED_RATES, ...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}) };
+}
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const BLOCK = randomBytes(MiB);
@@ -151,14 +164,7 @@ export async function startChildApi() {
       API_HOST: '127.0.0.1',
       API_PORT: String(port),
       PUBLIC_BASE_URL: url,
-      RATE_LIMIT_READ: HUGE,
-      RATE_LIMIT_WRITE: HUGE,
-      RATE_LIMIT_EXPENSIVE: HUGE,
-      RATE_LIMIT_PUBLIC: HUGE,
-      // A CPU profile of the API for the whole run, written when it stops (bench/README.md).
-      ...(process.env.BENCH_CPU_PROF_DIR
-        ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` }
-        : {}),
+      ...benchedApiEnv(),
     },
     // The API's output goes to stderr with the bench's progress; stdout is the tables.
     stdio: ['ignore', 2, 2],
