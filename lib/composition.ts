@@ -38,6 +38,25 @@ export type ApiResourceOptions = {
   queueUntilRedisConnects?: boolean;
 };
 
+/** How long an API process waits at start for its Redis connection before serving without it. */
+const REDIS_READY_WAIT_MS = 5_000;
+
+/** Once the connection is ready, or its first attempt has failed, or `waitMs` has passed. */
+function redisReady(redis: Redis, waitMs: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      redis.off('error', done);
+      resolve();
+    };
+    const timer = setTimeout(done, waitMs);
+    redis.on('ready', done);
+    redis.on('error', done);
+  });
+}
+
 export async function openApiResources(config: Config, options: ApiResourceOptions = {}): Promise<ApiResources> {
   const db = await openDatabase(config);
   const redis = new Redis(config.redis.url, {
@@ -45,6 +64,11 @@ export async function openApiResources(config: Config, options: ApiResourceOptio
     enableOfflineQueue: options.queueUntilRedisConnects ?? false,
   });
   const temporal = await connectTemporal(config);
+  // Connecting to Redis runs beside the rest; an API that served before it was up would count its
+  // first requests in memory and report its rate limiter degraded for nothing (seen on a loaded
+  // machine). A Redis that refuses, or is not up in time, is the limiter's to handle: the API
+  // starts degraded.
+  await redisReady(redis, REDIS_READY_WAIT_MS);
   const services = buildServices(config, db, temporalLifecycles(temporal, config.temporal.taskQueue));
   // Until it listens for key changes, the credential cache stays off (lib/api-keys/credential-cache.ts).
   await services.credentials.listen(config.database.url);

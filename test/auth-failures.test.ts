@@ -1,3 +1,4 @@
+import { type AddressInfo, connect, createServer } from 'node:net';
 import test from 'ava';
 import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { freePort as closedPort } from './helpers/ports.ts';
@@ -166,5 +167,31 @@ test('with Redis reachable the limiter reports ok', async (t) => {
   t.is((await api.call('GET', '/v1/me', { key: ws.keys.live })).status, 200);
   t.deepEqual(api.server.app.rateLimiter.status(), { status: 'ok', store: 'redis' });
   const health = await api.call('GET', '/v1/health');
+  t.deepEqual(health.body.components.rate_limiter, { status: 'ok', store: 'redis' });
+});
+
+test('an API whose Redis connection is slow to open waits for it, and does not start degraded', async (t) => {
+  // A proxy that holds each connection to Redis for longer than the limiter waits for a command
+  // (500 ms): an API that served before its connection was up counted in memory and said degraded.
+  const redis = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+  const proxy = createServer((client) => {
+    client.pause();
+    const timer = setTimeout(() => {
+      const upstream = connect(Number(redis.port || 6379), redis.hostname, () => {
+        client.pipe(upstream).pipe(client);
+        client.resume();
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    }, 800);
+    client.on('close', () => clearTimeout(timer));
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => proxy.close(resolve)));
+  const { port } = proxy.address() as AddressInfo;
+  const api = await startApi({ REDIS_URL: `redis://127.0.0.1:${port}${redis.pathname}` });
+  t.teardown(() => api.close());
+  const health = await api.call('GET', '/v1/health');
+  t.is(health.body.status, 'ok', health.text);
   t.deepEqual(health.body.components.rate_limiter, { status: 'ok', store: 'redis' });
 });
