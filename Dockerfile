@@ -12,4 +12,5 @@ RUN npm ci --omit=dev && npm cache clean --force
 COPY . .
 USER node
 EXPOSE 8080
-CMD ["node", "api/main.ts"]
+# The V8 flags of every Valise process are in ops/node-flags (scripts/node.sh says why).
+CMD ["sh", "-c", "exec node $(cat ops/node-flags) api/main.ts"]

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import pg from 'pg';
@@ -12,6 +13,8 @@ import { freePort } from './helpers/ports.ts';
 // outbox dispatcher never touch the other tests' work.
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The V8 flags the image starts node with (Dockerfile, docker-compose.yml). */
+const NODE_FLAGS = readFileSync(`${ROOT}/ops/node-flags`, 'utf8').trim().split(/\s+/);
 const suffix = randomBytes(4).toString('hex');
 const database = `valise_prodstart_${suffix}`;
 const adminUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/valise');
@@ -41,7 +44,7 @@ type Started = { child: ChildProcess; output: () => string; exited: Promise<numb
 
 /** `node <entry>` with no loader; resolves once its output matches `ready`. */
 async function start(entry: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Started> {
-  const child = spawn(process.execPath, [entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...NODE_FLAGS, entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   await new Promise<void>((resolve, reject) => {

@@ -289,9 +289,10 @@ export class EncryptStream extends Transform {
       segmentNonce(this.#noncePrefix, index, index === this.#count - 1),
     );
     cipher.setAAD(this.header);
-    const body = cipher.update(plaintext);
+    // Body and tag go on as they are: joining them would allocate and copy every segment once more.
+    this.push(cipher.update(plaintext));
     cipher.final();
-    this.push(Buffer.concat([body, cipher.getAuthTag()]));
+    this.push(cipher.getAuthTag());
   }
 }
 

@@ -39,6 +39,23 @@ export function createS3Client(config: Config['s3'], pool: PoolOptions = { maxSo
       socketAcquisitionWarningTimeout: config.connectTimeoutMs,
     },
   });
+  // Signs requests without hashing their bodies. Over plain HTTP the SDK otherwise puts the SHA-256
+  // of every in-memory body in the signature, and the store recomputes it: two full hashes of every
+  // part written. What that hash would protect is protected already: every stored body is
+  // AES-256-GCM segments whose tags are checked on every read, and the SDK's CRC-32 of each part is
+  // still sent and checked by the store. The request itself (method, key, headers, time) stays
+  // signed. A body the SDK streams with its own framing has set the header already: kept.
+  client.middlewareStack.addRelativeTo(
+    (next) => (args) => {
+      const { request } = args as { request: { headers?: Record<string, string> } };
+      const headers = request.headers;
+      if (headers && !Object.keys(headers).some((name) => name.toLowerCase() === 'x-amz-content-sha256')) {
+        headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+      }
+      return next(args);
+    },
+    { name: 'valiseUnsignedPayload', relation: 'before', toMiddleware: 'httpSigningMiddleware' },
+  );
   return { client, agents };
 }
 
