@@ -187,7 +187,7 @@ test('an API whose Redis connection is slow to open waits for it, and does not s
     client.on('close', () => clearTimeout(timer));
   });
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise((resolve) => proxy.close(resolve)));
+  t.teardown(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
   const { port } = proxy.address() as AddressInfo;
   const api = await startApi({ REDIS_URL: `redis://127.0.0.1:${port}${redis.pathname}` });
   t.teardown(() => api.close());

@@ -44,7 +44,11 @@ type Started = { child: ChildProcess; output: () => string; exited: Promise<numb
 
 /** `node <entry>` with no loader; resolves once its output matches `ready`. */
 async function start(entry: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Started> {
-  const child = spawn(process.execPath, [...NODE_FLAGS, entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...NODE_FLAGS, entry, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   await new Promise<void>((resolve, reject) => {

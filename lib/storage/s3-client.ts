@@ -1,6 +1,7 @@
 import { Agent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { S3Client } from '@aws-sdk/client-s3';
+import { S3Client, type ServiceInputTypes, type ServiceOutputTypes } from '@aws-sdk/client-s3';
+import type { FinalizeRequestMiddleware } from '@smithy/types';
 import type { Config } from '../config.ts';
 
 // The one place an S3 client is configured: the object stores (object-store.ts), the public
@@ -45,17 +46,18 @@ export function createS3Client(config: Config['s3'], pool: PoolOptions = { maxSo
   // AES-256-GCM segments whose tags are checked on every read, and the SDK's CRC-32 of each part is
   // still sent and checked by the store. The request itself (method, key, headers, time) stays
   // signed. A body the SDK streams with its own framing has set the header already: kept.
-  client.middlewareStack.addRelativeTo(
-    (next) => (args) => {
-      const { request } = args as { request: { headers?: Record<string, string> } };
-      const headers = request.headers;
-      if (headers && !Object.keys(headers).some((name) => name.toLowerCase() === 'x-amz-content-sha256')) {
-        headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
-      }
-      return next(args);
-    },
-    { name: 'valiseUnsignedPayload', relation: 'before', toMiddleware: 'httpSigningMiddleware' },
-  );
+  const unsignedPayload: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next) => (args) => {
+    const headers = (args.request as { headers?: Record<string, string> }).headers;
+    if (headers && !Object.keys(headers).some((name) => name.toLowerCase() === 'x-amz-content-sha256')) {
+      headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+    }
+    return next(args);
+  };
+  client.middlewareStack.addRelativeTo(unsignedPayload, {
+    name: 'valiseUnsignedPayload',
+    relation: 'before',
+    toMiddleware: 'httpSigningMiddleware',
+  });
   return { client, agents };
 }
 
