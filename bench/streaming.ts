@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -157,7 +157,9 @@ export type Api = ReturnType<typeof apiClient>;
 export async function startChildApi() {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn('sh', ['scripts/node.sh', 'api/main.ts'], {
+  // BENCH_API_NODE_FLAGS: more node or V8 flags for the measured API, after ops/node-flags (a later flag wins).
+  const flags = (process.env.BENCH_API_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn('sh', ['scripts/node.sh', ...flags, 'api/main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -221,6 +223,30 @@ export function cpuSeconds(pid: number): number | null {
     return null;
   }
 }
+/**
+ * CPU seconds a process's threads have used so far, by kind: node's main thread (`main`), V8's
+ * helper threads (`v8_helpers`: concurrent marking and sweeping of the garbage collector, and
+ * background compilation) and the rest (`other`: libuv's pool, the inspector…). What showed that
+ * V8's helpers, not the upload's own work, took most of the API's CPU (docs/architecture.md,
+ * "Memory and the garbage collector").
+ */
+export function threadCpuSeconds(pid: number): { main: number; v8_helpers: number; other: number } | null {
+  try {
+    const split = { main: 0, v8_helpers: 0, other: 0 };
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+      const kind = task === String(pid) ? 'main' : name.startsWith('V8Worker') ? 'v8_helpers' : 'other';
+      split[kind] += seconds;
+    }
+    return split;
+  } catch {
+    return null;
+  }
+}
+
 /** The kernel's clock ticks per second (USER_HZ), 100 on Linux's usual builds. */
 const CLOCK_TICKS = 100;
 
@@ -239,7 +265,13 @@ export function stackPid(component: string): number | null {
 export type RssReport = {
   phase: string;
   /** CPU seconds the API, the object store and the bench (the client) spent in the phase. */
-  cpu_seconds: { api: number | null; minio: number | null; client: number };
+  cpu_seconds: {
+    api: number | null;
+    /** The API's CPU by thread (threadCpuSeconds). */
+    api_threads: { main: number; v8_helpers: number; other: number } | null;
+    minio: number | null;
+    client: number;
+  };
   baseline_kib: number;
   peak_kib: number;
   growth_kib: number;
@@ -256,7 +288,12 @@ export type RssReport = {
 export async function sampled<T>(pid: number, phase: string, run: () => Promise<T>) {
   const baseline = procStatusKib(pid, 'VmRSS');
   const minioPid = stackPid('minio');
-  const cpuBefore = { api: cpuSeconds(pid), minio: minioPid ? cpuSeconds(minioPid) : null, client: process.cpuUsage() };
+  const cpuBefore = {
+    api: cpuSeconds(pid),
+    apiThreads: threadCpuSeconds(pid),
+    minio: minioPid ? cpuSeconds(minioPid) : null,
+    client: process.cpuUsage(),
+  };
   let hwmReset = true;
   try {
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -280,6 +317,7 @@ export async function sampled<T>(pid: number, phase: string, run: () => Promise<
       phase,
       cpu_seconds: {
         api: spent(cpuBefore.api, cpuSeconds(pid)),
+        api_threads: threadsSpent(cpuBefore.apiThreads, threadCpuSeconds(pid)),
         minio: minioPid ? spent(cpuBefore.minio, cpuSeconds(minioPid)) : null,
         client: round((client.user + client.system) / 1e6, 2),
       },
@@ -293,6 +331,15 @@ export async function sampled<T>(pid: number, phase: string, run: () => Promise<
   } finally {
     clearInterval(timer);
   }
+}
+
+function threadsSpent(before: ReturnType<typeof threadCpuSeconds>, after: ReturnType<typeof threadCpuSeconds>) {
+  if (!before || !after) return null;
+  return {
+    main: round(after.main - before.main, 2),
+    v8_helpers: round(after.v8_helpers - before.v8_helpers, 2),
+    other: round(after.other - before.other, 2),
+  };
 }
 
 // --- the measurements ---------------------------------------------------------------------------------------------

@@ -91,6 +91,9 @@ async function createTransfer(api: Api, name: string, size: number) {
   return { id: created.transfer.id as string, code: created.transfer.short_code as string, uploadUrl: upload.url };
 }
 
+const threads = (split: RssReport['cpu_seconds']['api_threads']) =>
+  split ? `${split.main}, ${split.v8_helpers}, ${split.other}` : 'n/a';
+
 function table(
   rows: Row[],
   ratios: Record<string, number>,
@@ -111,11 +114,11 @@ function table(
     '|---|---:|',
     ...Object.entries(ratios).map(([name, value]) => `| ${name} | ${value.toFixed(2)} |`),
     '',
-    '| API RSS (MiB) | baseline | peak (100 ms samples) | peak − baseline | kernel peak (VmHWM) | CPU s: API, MinIO, client |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| API RSS (MiB) | baseline | peak (100 ms samples) | peak − baseline | kernel peak (VmHWM) | CPU s: API, MinIO, client | API CPU s: main thread, V8 helpers, other |',
+    '|---|---:|---:|---:|---:|---:|---:|',
     ...rss.map(
       (r) =>
-        `| ${r.phase} | ${mib(r.baseline_kib)} | ${mib(r.peak_kib)} | ${mib(r.growth_kib)} | ${r.kernel_peak_kib === null ? 'n/a' : mib(r.kernel_peak_kib)} | ${r.cpu_seconds.api ?? 'n/a'}, ${r.cpu_seconds.minio ?? 'n/a'}, ${r.cpu_seconds.client} |`,
+        `| ${r.phase} | ${mib(r.baseline_kib)} | ${mib(r.peak_kib)} | ${mib(r.growth_kib)} | ${r.kernel_peak_kib === null ? 'n/a' : mib(r.kernel_peak_kib)} | ${r.cpu_seconds.api ?? 'n/a'}, ${r.cpu_seconds.minio ?? 'n/a'}, ${r.cpu_seconds.client} | ${threads(r.cpu_seconds.api_threads)} |`,
     ),
   ].join('\n');
 }
