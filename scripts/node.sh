@@ -25,10 +25,9 @@ esac
 
 PATH="$node_bin:$PATH"
 export PATH
-# The V8 flags of every Valise process (docs/architecture.md, "Memory and the garbage collector"):
-# streaming allocates a buffer outside V8's heap for every socket read and every sealed or opened
-# segment. By default V8 answers each 64 MiB of them with a full collection of the whole heap,
-# about a hundred per GiB streamed: more CPU than the streaming itself. Counted in the heap's
-# global limit, with a young generation large enough that they die in it, they are freed by cheap
-# young-generation collections instead.
+# The V8 flags of every Valise process, one list for every way it starts (docs/architecture.md,
+# "Memory and the garbage collector"): streaming allocates a buffer outside V8's heap for every
+# socket read and every sealed or opened segment, and by default V8 answers them with full
+# collections of the whole heap, about fifty per GiB streamed, more CPU than the streaming itself.
+# The flags let young-generation collections free them instead. Word splitting is meant here.
 exec node $(cat "$root/ops/node-flags") --import tsx "$@"
