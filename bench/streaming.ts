@@ -214,15 +214,15 @@ export function procStatusKib(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 /** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; null once it is gone. */
 export function cpuSeconds(pid: number): number | null {
   try {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .replace(/^.*\) /, '')
-      .split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return null;
   }
 }
+
+/** CPU seconds by kind of thread (threadCpuSeconds). */
+export type ThreadCpu = { main: number; v8_helpers: number; other: number };
+
 /**
  * CPU seconds a process's threads have used so far, by kind: node's main thread (`main`), V8's
  * helper threads (`v8_helpers`: concurrent marking and sweeping of the garbage collector, and
@@ -230,21 +230,26 @@ export function cpuSeconds(pid: number): number | null {
  * V8's helpers, not the upload's own work, took most of the API's CPU (docs/architecture.md,
  * "Memory and the garbage collector").
  */
-export function threadCpuSeconds(pid: number): { main: number; v8_helpers: number; other: number } | null {
+export function threadCpuSeconds(pid: number): ThreadCpu | null {
   try {
-    const split = { main: 0, v8_helpers: 0, other: 0 };
+    const split: ThreadCpu = { main: 0, v8_helpers: 0, other: 0 };
     for (const task of readdirSync(`/proc/${pid}/task`)) {
       const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
       const kind = task === String(pid) ? 'main' : name.startsWith('V8Worker') ? 'v8_helpers' : 'other';
-      split[kind] += seconds;
+      split[kind] += statCpuSeconds(stat);
     }
     return split;
   } catch {
     return null;
   }
+}
+
+/** utime + stime of a process's or a thread's `stat` line, in seconds. */
+function statCpuSeconds(stat: string): number {
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 /** The kernel's clock ticks per second (USER_HZ), 100 on Linux's usual builds. */
@@ -268,7 +273,7 @@ export type RssReport = {
   cpu_seconds: {
     api: number | null;
     /** The API's CPU by thread (threadCpuSeconds). */
-    api_threads: { main: number; v8_helpers: number; other: number } | null;
+    api_threads: ThreadCpu | null;
     minio: number | null;
     client: number;
   };
@@ -333,7 +338,7 @@ export async function sampled<T>(pid: number, phase: string, run: () => Promise<
   }
 }
 
-function threadsSpent(before: ReturnType<typeof threadCpuSeconds>, after: ReturnType<typeof threadCpuSeconds>) {
+function threadsSpent(before: ThreadCpu | null, after: ThreadCpu | null): ThreadCpu | null {
   if (!before || !after) return null;
   return {
     main: round(after.main - before.main, 2),

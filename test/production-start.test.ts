@@ -42,7 +42,7 @@ const masterKeys = `prod-1:${randomBytes(32).toString('base64')}`;
 
 type Started = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
-/** `node <entry>` with no loader; resolves once its output matches `ready`. */
+/** `node <entry>` as the image runs it (its V8 flags, no loader); resolves once its output matches `ready`. */
 async function start(entry: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Started> {
   const child = spawn(process.execPath, [...NODE_FLAGS, entry, ...args], {
     cwd: ROOT,
