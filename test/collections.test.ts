@@ -488,3 +488,16 @@ test('create is idempotent under an Idempotency-Key', async (t) => {
   t.is(all.body.data.filter((c: { title: string }) => c.title === 'Once only').length, 1);
   t.is((await eventsOf('collection.created', first.body.id)).length, 1);
 });
+
+test('a collection created with many transfers records their item_added events in the order given', async (t) => {
+  // One loop in one transaction records them, many within the same millisecond: the listing must
+  // still give them in the order they were recorded.
+  const ids: string[] = [];
+  for (let i = 0; i < 20; i++) ids.push(await draftTransfer(`batch ${i}`));
+  const collection = await newCollection({ transfer_ids: ids });
+  const added = await eventsOf('collection.item_added', collection.id);
+  t.deepEqual(
+    added.map((e) => (e.data.item as { id: string }).id),
+    ids,
+  );
+});

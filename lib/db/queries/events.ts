@@ -74,11 +74,12 @@ export function createEventQueries(db: CommonQueryMethods) {
         FOR NO KEY UPDATE SKIP LOCKED`);
     },
 
+    /** A tenant's events of one type, newest first, in the order they were recorded. */
     async listByType(tenant: Tenant, type: string): Promise<readonly EventRow[]> {
       return db.any(sql.type(eventRow)`
         SELECT id, workspace_id, environment, type, data, created_at FROM events
         WHERE workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment} AND type = ${type}
-        ORDER BY created_at DESC`);
+        ORDER BY created_at DESC, recorded DESC`);
     },
   };
 }
