@@ -83,6 +83,41 @@ test('a restricted key without sensitive scopes needs no MFA and defaults to tra
   t.regex(response.body.warning, /only time/);
 });
 
+test('scopes sent without key_type make a restricted key, as a client following the spec sends them', async (t) => {
+  const ws = await api.workspace('Keys: implied type');
+  const restricted = await api.call('POST', '/v1/api-keys', {
+    key: ws.keys.live,
+    body: { name: 'spec client', scopes: ['transfers:read'] },
+  });
+  t.is(restricted.status, 201, restricted.text);
+  t.is(restricted.body.key_type, 'restricted');
+  t.deepEqual(restricted.body.scopes, ['transfers:read']);
+  t.regex(restricted.body.key, /^svc_rk_live_/);
+  // The key holds what it was given and nothing more.
+  t.is((await api.call('GET', '/v1/transfers', { key: restricted.body.key })).status, 200);
+  const write = await api.call('POST', '/v1/transfers', {
+    key: restricted.body.key,
+    body: { files: [{ name: 'a.txt', size: 1, mime_type: 'text/plain' }] },
+  });
+  t.is(write.status, 403);
+  t.is(write.body.error.code, 'scope_missing');
+
+  // Without scopes, or with the full key's own ["*"], the spec's default stays: a full key, which needs MFA.
+  for (const body of [{ name: 'default' }, { name: 'wildcard', scopes: ['*'] }]) {
+    const full = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: { ...body, mfa_code: ws.mfa() } });
+    t.is(full.status, 201, full.text);
+    t.is(full.body.key_type, 'full');
+    t.deepEqual(full.body.scopes, ['*']);
+  }
+  // An explicit full key with a scope list is still refused: the caller said two things that disagree.
+  const both = await api.call('POST', '/v1/api-keys', {
+    key: ws.keys.live,
+    body: { name: 'both', key_type: 'full', scopes: ['transfers:read'] },
+  });
+  t.is(both.status, 400);
+  t.is(both.body.error.param, 'scopes');
+});
+
 test('the full key value is returned once and never listed or fetched again', async (t) => {
   const created = await api.call('POST', '/v1/api-keys', {
     key: ws.keys.live,

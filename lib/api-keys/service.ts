@@ -17,7 +17,7 @@ export type CreateApiKeyInput = {
   name: string;
   description?: string | undefined;
   environment?: Environment | undefined;
-  key_type: KeyType;
+  key_type?: KeyType | undefined;
   scopes?: string[] | undefined;
   expires_in_days?: number | undefined;
   allowed_ips?: string[] | undefined;
@@ -49,21 +49,35 @@ export async function createApiKey(services: Services, caller: Caller, input: Cr
       { param: 'environment' },
     );
   }
-  const scopes = resolveScopes(input.key_type, input.scopes);
-  await authoriseGrant(services, caller, input.key_type, scopes, mfa_code);
+  const key_type = input.key_type ?? impliedKeyType(input.scopes);
+  const scopes = resolveScopes(key_type, input.scopes);
+  await authoriseGrant(services, caller, key_type, scopes, mfa_code);
   return issueApiKey(
     services,
     { workspaceId: caller.workspaceId, userId: caller.userId, environment },
     {
       ...key,
+      key_type,
       scopes,
     },
   );
 }
 
+/**
+ * The spec defaults `key_type` to `full` and lists `scopes` among the optional fields: a client that sends a scope
+ * list alone means a key limited to it, never a full key that refuses the list. Only `["*"]`, what a full key
+ * reads, keeps the default.
+ */
+export function impliedKeyType(scopes: readonly string[] | undefined): KeyType {
+  return scopes === undefined || (scopes.length === 1 && scopes[0] === '*') ? 'full' : 'restricted';
+}
+
 export type KeyOwner = { workspaceId: string; userId: string; environment: Environment };
 
-export type IssueApiKeyInput = Omit<CreateApiKeyInput, 'environment' | 'mfa_code' | 'scopes'> & { scopes: string[] };
+export type IssueApiKeyInput = Omit<CreateApiKeyInput, 'environment' | 'mfa_code' | 'key_type' | 'scopes'> & {
+  key_type: KeyType;
+  scopes: string[];
+};
 
 /**
  * Mints a key for `owner` in `owner.environment`, with scopes already resolved: no authorisation, no

@@ -22,7 +22,9 @@ export const createRoute = defineRoute({
         environment: Joi.string().valid(...ENVIRONMENTS),
         key_type: Joi.string()
           .valid(...KEY_TYPES)
-          .default('full'),
+          .description(
+            '`full` (every scope) or `restricted`. Absent: `restricted` when `scopes` is sent (other than `["*"]`), else `full`.',
+          ),
         scopes,
         expires_in_days: Joi.number().positive().max(3650),
         allowed_ips: allowedIps,

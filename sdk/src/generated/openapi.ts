@@ -63,6 +63,7 @@ export interface Paths {
         name: string;
         description?: string;
         environment?: 'live' | 'test' | 'sandbox';
+        /** `full` (every scope) or `restricted`. Absent: `restricted` when `scopes` is sent (other than `["*"]`), else `full`. */
         key_type?: 'full' | 'restricted';
         scopes?: Array<
           | 'transfers:read'
