@@ -15,7 +15,7 @@ export const createRoute = defineRoute({
     id: 'transfers.create',
     description: 'Create a transfer',
     notes:
-      'Returns the transfer, its share_url and one upload URL per file. Upload each file with one PUT (resumable, see docs/transfers.md). Sandbox limits: 10 MiB per file, 10 files, 25 transfers per 24 h, 5 downloads. A `password` needs at least 10 characters, at least 5 of them different (400 `validation_error`, `param: password`). Each address of `recipient` and `recipients` (at most 50 in all) joins the address book and is mailed a personal link once the transfer is active (and approved); `transfer.recipients` lists them with their links.',
+      'Returns the transfer, its share_url and one upload URL per file. Upload each file with one PUT (resumable, see docs/transfers.md). Sandbox limits: 10 MiB per file, 10 files, 25 transfers per 24 h, 5 downloads. A `password` needs 8 to 256 characters, neither one character repeated nor a run such as `12345678` (400 `validation_error`, `param: password`). Each address of `recipient` and `recipients` (at most 50 in all) joins the address book and is mailed a personal link once the transfer is active (and approved); `transfer.recipients` lists them with their links.',
     tags: ['api', 'transfers'],
     plugins: { valise: { scope: 'transfers:write', audit: { action: 'transfer.create', resourceType: 'transfer' } } },
     validate: {
