@@ -12,6 +12,44 @@ export const text = Joi.string()
   .pattern(/\u0000/, { invert: true, name: 'no NUL characters' })
   .messages({ 'string.pattern.invert.name': '{{#label}} must not contain NUL characters' });
 
+/**
+ * What no name or title may hold (docs/conventions.md, "Names and titles"): C0 and C1 controls and DEL
+ * (a carriage return rewrites a terminal line, a newline splits a log or a header), the line and paragraph
+ * separators, and the invisible direction marks, embeddings, overrides and isolates that make `invoice\u202Efdp.exe`
+ * read as `invoiceexe.pdf`. The same set the SDK replaces when it writes a file (`safeFileName`). Written with
+ * escapes and no flag, so that every regex dialect reading the OpenAPI document reads it alike.
+ */
+const UNSAFE_IN_NAMES = '\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069';
+
+/**
+ * A title or a name people read (a transfer's title, a vault's, a collection's, an intake's, a folder's):
+ * NFC-normalised, so that the same words typed on any system are the same string, trimmed, and refused with
+ * `validation_error` when it holds one of the characters above. Routes add their own lengths.
+ */
+export const titleText = Joi.string()
+  .normalize('NFC')
+  .trim()
+  .pattern(new RegExp(`^[^${UNSAFE_IN_NAMES}]*$`), { name: 'title' })
+  .messages({
+    'string.pattern.name': '{{#label}} must not contain control characters or bidirectional formatting characters',
+  });
+
+/**
+ * A file's name, wherever a client declares one (a transfer's files, an intake submission's, a vault item):
+ * a title that is also one path segment: not `.` or `..`, no `/` or backslash, and at most 255
+ * characters, what file systems take.
+ */
+export const fileName = titleText
+  .min(1)
+  .max(255)
+  .invalid('.', '..')
+  .pattern(new RegExp(`^[^/\\\\${UNSAFE_IN_NAMES}]*$`), { name: 'file name' })
+  .messages({
+    'any.invalid': '{{#label}} must be a file name, not . or ..',
+    'string.pattern.name':
+      '{{#label}} must be a file name: no / or \\, control characters or bidirectional formatting characters',
+  });
+
 export const id = Joi.string().guid({ version: ['uuidv4', 'uuidv7', 'uuidv8'], separator: '-' });
 export const idParams = Joi.object<{ id: string }>({ id: id.required() });
 // Bounded to what PostgreSQL's timestamptz can hold (and what makes sense).

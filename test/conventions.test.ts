@@ -106,6 +106,77 @@ test('validation errors name the offending field in param', async (t) => {
   t.is(nulFilter.body.error.param, 'action');
 });
 
+test('names and titles: controls, bidi formatting, . and .. and separators are refused in every family, naming the field', async (t) => {
+  const own = await api.workspace('Names');
+  const key = own.keys.live;
+  const file = (name: string) => ({ name, size: 1, mime_type: 'text/plain' });
+  const vault = await api.call('POST', '/v1/coffres', { key, body: { name: 'Names' } });
+  const intake = await api.call('POST', '/v1/intakes', { key, body: { title: 'Names' } });
+  t.is(vault.status, 201, vault.text);
+  t.is(intake.status, 201, intake.text);
+  const cip = intake.body.publishable_key.key as string;
+
+  // Each field that takes a file name or a title: what it is, the field, and how to send one value in it.
+  type Request = [method: string, path: string, body: unknown, key?: string];
+  const fields: Array<['file' | 'title', string, (value: string) => Request]> = [
+    ['file', 'files.0.name', (v) => ['POST', '/v1/transfers', { files: [file(v)] }]],
+    ['file', 'files.0.name', (v) => ['POST', `/v1/intakes/${intake.body.id}/submissions`, { files: [file(v)] }, cip]],
+    ['file', 'name', (v) => ['POST', `/v1/coffres/${vault.body.id}/items`, file(v)]],
+    ['title', 'transfer_title', (v) => ['POST', '/v1/transfers', { files: [file('a.txt')], transfer_title: v }]],
+    ['title', 'title', (v) => ['POST', '/v1/intakes', { title: v }]],
+    ['title', 'title', (v) => ['PATCH', `/v1/intakes/${intake.body.id}`, { title: v }]],
+    ['title', 'name', (v) => ['POST', '/v1/coffres', { name: v }]],
+    ['title', 'name', (v) => ['PATCH', `/v1/coffres/${vault.body.id}`, { name: v }]],
+    ['title', 'title', (v) => ['POST', '/v1/collections', { title: v }]],
+    ['title', 'name', (v) => ['POST', '/v1/folders', { name: v }]],
+  ];
+  const everywhere = [
+    'tab\there',
+    'line\nbreak',
+    'bell\u0007',
+    'del\u007f',
+    'c1\u0085',
+    'invoice\u202Efdp.exe',
+    'iso\u2066late',
+    'mark\u200f',
+    'sep\u2028',
+  ];
+  const fileNamesOnly = ['.', '..', ' .. ', 'a/b.txt', 'a\\b.txt', '../../etc/passwd'];
+  for (const [kind, param, request] of fields) {
+    for (const value of kind === 'file' ? [...everywhere, ...fileNamesOnly] : everywhere) {
+      const [method, path, body, as = key] = request(value);
+      const what = `${method} ${path} ${JSON.stringify(value)}`;
+      const response = await api.call(method, path, { key: as, body });
+      t.is(response.status, 400, `${what} → ${response.text}`);
+      t.is(response.body.error?.code, 'validation_error', what);
+      t.is(response.body.error?.param, param, what);
+    }
+  }
+});
+
+test('names and titles are stored NFC-normalised and trimmed; ordinary names in any script are kept as sent', async (t) => {
+  const own = await api.workspace('Names kept');
+  const decomposed = 'Re\u0301sume\u0301 2026.pdf';
+  const created = await api.call('POST', '/v1/transfers', {
+    key: own.keys.live,
+    body: {
+      transfer_title: '  Cafe\u0301 contracts ',
+      files: [
+        { name: decomposed, size: 1 },
+        { name: '.profile', size: 1 },
+        { name: 'עברית ٢٠٢٦ 日本語.txt', size: 1 },
+      ],
+    },
+  });
+  t.is(created.status, 201, created.text);
+  const fetched = await api.call('GET', `/v1/transfers/${created.body.transfer.id}`, { key: own.keys.live });
+  t.is(fetched.body.transfer_title, 'Caf\u00e9 contracts');
+  t.deepEqual(
+    fetched.body.files.map((f: { name: string }) => f.name),
+    ['R\u00e9sum\u00e9 2026.pdf', '.profile', 'עברית ٢٠٢٦ 日本語.txt'],
+  );
+});
+
 test('pagination: limit is clamped, has_more and next_cursor walk every item once, newest first', async (t) => {
   const own = await api.workspace('Paging');
   const ids: string[] = [];

@@ -10,9 +10,9 @@ import {
   SCAN_STATUSES,
   UPLOAD_STATES,
 } from '../../../lib/vocabulary.ts';
-import { listEnvelope, text, timestamp } from '../../schemas.ts';
+import { fileName, listEnvelope, text, timestamp, titleText } from '../../schemas.ts';
 import { linkTokenParams } from '../shares/download.ts';
-import { fileName, uploadUrl } from '../transfers/schemas.ts';
+import { uploadUrl } from '../transfers/schemas.ts';
 
 // Request and response schemas of the vault routes (docs/coffres.md).
 
@@ -36,7 +36,7 @@ export const invitationItemParams = Joi.object<{ token: string; itemId: string }
   itemId: itemId.required(),
 });
 
-export const name = text.trim().min(1).max(200);
+export const name = titleText.min(1).max(200);
 export const description = text.max(2000).allow(null, '');
 export const email = Joi.string().email({ tlds: false }).max(254);
 export const access = Joi.string()

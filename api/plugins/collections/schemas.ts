@@ -1,11 +1,11 @@
 import Joi from 'joi';
 import { MAX_TRANSFERS_PER_CALL } from '../../../lib/collections/service.ts';
 import { COLLECTION_ACCESS, ENCRYPTION_MODES } from '../../../lib/vocabulary.ts';
-import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
+import { id, listEnvelope, text, timestamp, titleText } from '../../schemas.ts';
 import { sharedFile } from '../shares/schemas.ts';
 import { transferStatus } from '../transfers/schemas.ts';
 
-export const title = text.trim().min(1).max(200);
+export const title = titleText.min(1).max(200);
 export const description = text.max(2000).allow(null, '');
 export const transferIds = Joi.array().items(id).unique().max(MAX_TRANSFERS_PER_CALL);
 

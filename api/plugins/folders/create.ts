@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { createFolder } from '../../../lib/transfers/folders.ts';
 import { defineRoute } from '../../route.ts';
-import { text } from '../../schemas.ts';
+import { titleText } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { folder } from './schemas.ts';
 
@@ -14,7 +14,7 @@ export const createRoute = defineRoute({
     tags: ['api', 'folders'],
     plugins: { valise: { scope: 'folders:manage', audit: { action: 'folder.create', resourceType: 'folder' } } },
     validate: {
-      payload: Joi.object<{ name: string }>({ name: text.trim().min(1).max(200).required() }).label('CreateFolder'),
+      payload: Joi.object<{ name: string }>({ name: titleText.min(1).max(200).required() }).label('CreateFolder'),
     },
     response: { status: { 201: folder } },
   },

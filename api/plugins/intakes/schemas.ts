@@ -11,7 +11,7 @@ import {
   SCAN_STATUSES,
   UPLOAD_STATES,
 } from '../../../lib/vocabulary.ts';
-import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
+import { id, listEnvelope, text, timestamp, titleText } from '../../schemas.ts';
 import { uploadUrl } from '../transfers/schemas.ts';
 
 // Request and response schemas of the intake routes (docs/intakes.md).
@@ -27,7 +27,7 @@ export const documentParams = Joi.object<{ id: string; docId: string }>({
 const base64url = Joi.string().pattern(/^[A-Za-z0-9_-]+$/, 'base64url');
 const email = Joi.string().email({ tlds: false }).max(254);
 
-export const title = text.trim().min(1).max(200);
+export const title = titleText.min(1).max(200);
 export const instructions = text.max(5000).allow(null);
 /** Hours, fractions allowed: at least one second. */
 export const retentionHours = Joi.number()

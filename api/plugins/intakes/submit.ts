@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { type StartSubmissionInput, startSubmission } from '../../../lib/intakes/submissions.ts';
 import { INTAKE_KEMS, INTAKE_SOURCES } from '../../../lib/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
-import { text } from '../../schemas.ts';
+import { fileName, text } from '../../schemas.ts';
 import { submitterOf } from '../../types.ts';
 import { intakeParams, submission } from './schemas.ts';
 
@@ -27,7 +27,7 @@ export const submitRoute = defineRoute({
         files: Joi.array()
           .items(
             Joi.object({
-              name: text.trim().min(1).max(255).required(),
+              name: fileName.required(),
               size: Joi.number()
                 .integer()
                 .min(0)

@@ -4,9 +4,9 @@ import { type CreateTransferInput, createTransfer } from '../../../lib/transfers
 import { SHARE_PASSWORD_RULE, sharePasswordProblem } from '../../../lib/transfers/share-passwords.ts';
 import { ENCRYPTION_MODES } from '../../../lib/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
-import { text } from '../../schemas.ts';
+import { fileName, text, titleText } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
-import { createdTransfer, fileName } from './schemas.ts';
+import { createdTransfer } from './schemas.ts';
 
 export const createRoute = defineRoute({
   method: 'POST',
@@ -44,7 +44,7 @@ export const createRoute = defineRoute({
             'More addresses to send the transfer to, each mailed a personal link; with `recipient`, the union, ' +
               'each address once whatever its case (docs/recipients.md).',
           ),
-        transfer_title: text.trim().max(200).allow(''),
+        transfer_title: titleText.max(200).allow(''),
         encryption_mode: Joi.string()
           .valid(...ENCRYPTION_MODES)
           .default('server'),

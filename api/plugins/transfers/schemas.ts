@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { APPROVAL_STATUSES, ENCRYPTION_MODES, TRANSFER_STATUSES, UPLOAD_STATES } from '../../../lib/vocabulary.ts';
-import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
+import { id, listEnvelope, timestamp } from '../../schemas.ts';
 import { transferRecipient } from '../recipients/schemas.ts';
 
 export const transferStatus = Joi.string().valid(...TRANSFER_STATUSES);
@@ -79,12 +79,6 @@ export const createdTransfer = Joi.object({
 }).label('CreatedTransfer');
 
 export const transferList = listEnvelope(transfer, 'TransferList');
-
-export const fileName = text
-  .min(1)
-  .max(255)
-  .pattern(/^[^/\\]*$/, { name: 'no path separators' })
-  .messages({ 'string.pattern.name': '{{#label}} must be a file name, without / or \\' });
 
 export const folderLink = Joi.object({
   object: Joi.string().valid('transfer_folder').required(),
