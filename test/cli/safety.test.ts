@@ -59,7 +59,13 @@ async function sendBlob(
 
 test('names and titles carrying terminal escapes print as visible text; --json keeps them exact', async (t) => {
   const bytes = content(2000);
-  const sent = await sendBlob([{ name: HOSTILE_NAME, bytes }], { transfer_title: HOSTILE_TITLE });
+  const sent = await sendBlob([{ name: 'plain.txt', bytes }], { transfer_title: 'Quarterly' });
+  // The API refuses such names and titles (docs/conventions.md, "Names and titles"); one stored before
+  // that rule, or sent by another server, is what the CLI must survive.
+  await api.services.db.query(sql.type(z.object({}))`
+    UPDATE transfer_files SET name = ${HOSTILE_NAME} WHERE transfer_id = ${sent.transfer.id}`);
+  await api.services.db.query(sql.type(z.object({}))`
+    UPDATE transfers SET transfer_title = ${HOSTILE_TITLE} WHERE id = ${sent.transfer.id}`);
 
   const listed = await valise.run(['ls', '--search', 'Quarterly']);
   t.is(listed.code, 0, listed.stderr);
@@ -168,12 +174,13 @@ test('names from the server that are paths or dot names land inside the output f
   const sent = await sendBlob([
     { name: 'up.txt', bytes },
     { name: 'abs.txt', bytes },
-    { name: '..', bytes },
+    { name: 'dots.txt', bytes },
     { name: '.bashrc', bytes },
   ]);
-  // The API refuses / and \ in names; a server that sends them anyway is what `get` must survive.
+  // The API refuses / and \ in names, and . and ..; a server that sends them anyway is what `get` must survive.
   await api.services.db.query(sql.type(z.object({}))`
-    UPDATE transfer_files SET name = CASE name WHEN 'up.txt' THEN '../up.txt' WHEN 'abs.txt' THEN '/tmp/abs.txt' ELSE name END
+    UPDATE transfer_files SET name = CASE name
+      WHEN 'up.txt' THEN '../up.txt' WHEN 'abs.txt' THEN '/tmp/abs.txt' WHEN 'dots.txt' THEN '..' ELSE name END
     WHERE transfer_id = ${sent.transfer.id}`);
   const parent = join(valise.home, 'paths');
   const out = join(parent, 'inner');
