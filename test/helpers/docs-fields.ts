@@ -40,8 +40,12 @@ export async function readFieldTables(exclude: readonly string[] = []): Promise<
   for (const file of files) {
     const lines = (await readFile(new URL(file, DOCS_DIRECTORY), 'utf8')).split('\n');
     let pendingTie: { tie: Tie | null; line: number } | null = null;
+    let fenced = false;
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i]?.trim() ?? '';
+      // Examples in code blocks (a tie shown in docs/conventions.md) are not ties.
+      if (line.startsWith('```')) fenced = !fenced;
+      if (fenced || line.startsWith('```')) continue;
       if (line.startsWith('<!--') && line.includes('openapi:')) {
         const match = TIE.exec(line);
         if (!match)
