@@ -139,7 +139,7 @@ test('names and titles: controls, bidi formatting, . and .. and separators are r
     'invoice\u202Efdp.exe',
     'iso\u2066late',
     'mark\u200f',
-    'sep\u2028',
+    'line\u2028separator',
   ];
   const fileNamesOnly = ['.', '..', ' .. ', 'a/b.txt', 'a\\b.txt', '../../etc/passwd'];
   for (const [kind, param, request] of fields) {
