@@ -384,6 +384,24 @@ test('validation: the envelope names the field; scopes are enforced', async (t) 
   t.is(badAccess.body.error.param, 'access');
   t.is((await call('GET', '/v1/coffres/cof_nope')).status, 400);
   t.is((await call('GET', `/v1/coffres/${coffre.id}/items/cofi_${'0'.repeat(32)}`)).status, 404);
+  // An item's mime_type is checked as a transfer file's is (one definition, api/schemas.ts), from the
+  // owner and from a member alike: it is the Content-Type of the item's downloads.
+  const uploader = await invite(coffre.id, 'upload');
+  for (const mime_type of ['not a type', 'text/html\r\nX-Injected: 1', 'text/plain; charset=utf-8', 'pdf', '']) {
+    const item = { name: 'x.bin', size: 1, mime_type };
+    for (const refused of [
+      await call('POST', `/v1/coffres/${coffre.id}/items`, item),
+      await visit('POST', `/v1/coffre-access/${uploader.token}/items`, item),
+    ]) {
+      t.is(refused.status, 400, `${JSON.stringify(mime_type)}: ${refused.text}`);
+      t.is(refused.body.error.code, 'validation_error');
+      t.is(refused.body.error.param, 'mime_type');
+    }
+  }
+  await ok(
+    call('POST', `/v1/coffres/${coffre.id}/items`, { name: 'x.pdf', size: 1, mime_type: 'application/pdf' }),
+    201,
+  );
 
   const reader = await ws.mintKey({ name: 'vault reader', key_type: 'restricted', scopes: ['coffres:read'] });
   t.is((await call('GET', `/v1/coffres/${coffre.id}`, undefined, reader.key)).status, 200);
