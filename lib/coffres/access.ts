@@ -23,6 +23,23 @@ export const allows = (member: MemberRow, wanted: CoffreAccessLevel) => RANK[mem
 export type Visit = { coffre: CoffreRow; member: MemberRow };
 
 /**
+ * Why an item a member declared may no longer be uploaded or shown (docs/coffres.md, "Items"): the
+ * member was revoked, or no longer has `upload` access. Checked again at every upload request and
+ * when the upload completes, not only when the upload URL was issued. Null while they may.
+ */
+export function uploaderRefusal(member: MemberRow | null): DomainError | null {
+  if (member && !member.revoked_at && allows(member, 'upload')) return null;
+  const revoked = !member || member.revoked_at !== null;
+  return new DomainError(
+    'forbidden',
+    revoked
+      ? 'Your access to this vault was revoked: this upload URL no longer works.'
+      : 'Your access to this vault no longer allows uploads: this upload URL no longer works.',
+    { details: { reason: revoked ? 'revoked' : 'access' } },
+  );
+}
+
+/**
  * The vault and member an invitation link names, while it may be used: 404 for a link that is
  * not one, 410 once it or the vault has expired, 403 once revoked or replaced by a newer invitation.
  */
