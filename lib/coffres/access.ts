@@ -5,6 +5,7 @@ import { createEventQueries } from '../db/queries/events.ts';
 import type { RecordOwner } from '../db/queries/idempotency.ts';
 import { DomainError } from '../errors.ts';
 import { coffreView, memberView } from '../events/coffre-events.ts';
+import { countSandboxDownloads, downloadLimitReached } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import type { CoffreAccessLevel, CoffreAction } from '../vocabulary.ts';
 import { itemIdOf, itemUuidOf } from './ids.ts';
@@ -264,6 +265,8 @@ export async function startDownload(services: Services, token: string, ip: strin
   } else {
     actor = { apiKeyId: link.apiKeyId ?? '' };
   }
+  const counted = await countSandboxDownloads(services.db, coffre.environment, 'coffre_item', [item.id]);
+  if (!counted.has(item.id)) throw downloadLimitReached('This item');
   await logDownloads(services, coffre, [item], actor, ip);
   return { coffre, item };
 }

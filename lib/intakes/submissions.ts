@@ -4,6 +4,7 @@ import { createEventQueries } from '../db/queries/events.ts';
 import { createIntakeQueries, type IntakeFileRow, type IntakeRow } from '../db/queries/intakes.ts';
 import { DomainError } from '../errors.ts';
 import { requestView, submissionView } from '../events/intake-events.ts';
+import { checkDailyQuota, checkFileSize } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { checkPlannable, storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
@@ -53,6 +54,8 @@ export async function startSubmission(services: Services, submitter: Submitter, 
     const locked = await queries.findById(submitter.intakeId, true);
     const intake = checkTakes(locked, submitter);
     checkFiles(intake, input);
+    checkSandboxFiles(intake, input);
+    await checkDailyQuota(tx, tenant, 'intake_submission', 'intake submissions');
     const envelope = checkEnvelope(intake, input);
     checkPlans(input, envelope, services.config.transfers.uploads.maxParts);
     const counted = await queries.countSubmission(intake.id);
@@ -165,6 +168,12 @@ function checkFiles(intake: IntakeRow, input: StartSubmissionInput) {
     }
     names.add(file.name);
   }
+}
+
+/** The sandbox's 10 MiB a file (docs/intakes.md, "Sandbox"), of the plaintext the submitter declares. */
+function checkSandboxFiles(intake: IntakeRow, input: StartSubmissionInput) {
+  for (const [index, file] of input.files.entries())
+    checkFileSize(intake.environment, file.size, `files.${index}.size`);
 }
 
 /** Each file's upload, as declared: the plaintext, or in e2e_asym its VAL1 blob, must fit S3's limits. */
