@@ -116,7 +116,8 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
     async settleItemScan(itemId: string): Promise<ItemRow['status']> {
       return db.transaction(async (tx) => {
         const queries = createCoffreQueries(tx);
-        const item = await mustLoadItem(itemId);
+        const item = await queries.itemById(itemId);
+        if (!item) throw ApplicationFailure.nonRetryable(`item ${itemId} does not exist`, 'NotFound');
         if (item.scan_status === 'infected') await queries.destroyItem(itemId, 'rejected');
         else if (!(await shredIfUploaderLostAccess(queries, itemId))) {
           await queries.moveItem(itemId, ['scanning'], 'available');
