@@ -1,4 +1,5 @@
 import test from 'ava';
+import { sql } from '../lib/db/sql.ts';
 import { eventually, startApi, type TestApi } from './helpers/api.ts';
 import { content, put } from './helpers/transfers.ts';
 
@@ -156,6 +157,11 @@ test('sandbox intakes: 10 files of 10 MiB a submission, 25 submissions a day, 5 
   const big = await submit([{ name: 'big.pdf', size: 10 * MiB + 1 }]);
   t.is(big.status, 400, big.text);
   t.is(big.body.error.param, 'files.0.size');
+  // An intake given more before the cap existed still takes 10 files a submission.
+  await api.services.db.query(sql.unsafe`UPDATE intakes SET max_files = 20 WHERE id = ${created.body.id}`);
+  const eleven = await submit(Array.from({ length: 11 }, (_, i) => ({ name: `p${i}.pdf`, size: 1 })));
+  t.is(eleven.status, 400, eleven.text);
+  t.is(eleven.body.error.param, 'files');
 
   const bytes = content(3000);
   const first = await submit([{ name: 'scan.pdf', size: bytes.length }]);

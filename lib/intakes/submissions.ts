@@ -4,7 +4,7 @@ import { createEventQueries } from '../db/queries/events.ts';
 import { createIntakeQueries, type IntakeFileRow, type IntakeRow } from '../db/queries/intakes.ts';
 import { DomainError } from '../errors.ts';
 import { requestView, submissionView } from '../events/intake-events.ts';
-import { checkDailyQuota, checkFileSize } from '../sandbox.ts';
+import { checkDailyQuota, checkFileSize, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { checkPlannable, storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
@@ -170,8 +170,17 @@ function checkFiles(intake: IntakeRow, input: StartSubmissionInput) {
   }
 }
 
-/** The sandbox's 10 MiB a file (docs/intakes.md, "Sandbox"), of the plaintext the submitter declares. */
+/**
+ * The sandbox's 10 files of 10 MiB (docs/intakes.md, "Sandbox"), of the plaintext the submitter
+ * declares, whatever limits an intake was given before they were capped.
+ */
 function checkSandboxFiles(intake: IntakeRow, input: StartSubmissionInput) {
+  const limits = sandboxLimits(intake.environment);
+  if (limits && input.files.length > limits.maxFiles) {
+    throw new DomainError('validation_error', `A sandbox submission has at most ${limits.maxFiles} files.`, {
+      param: 'files',
+    });
+  }
   for (const [index, file] of input.files.entries())
     checkFileSize(intake.environment, file.size, `files.${index}.size`);
 }
