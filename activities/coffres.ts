@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
+import { uploaderRefusal } from '../lib/coffres/access.ts';
 import { invitationLink } from '../lib/coffres/members.ts';
 import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto/key-wrap.ts';
@@ -43,6 +44,18 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
     return item;
   }
 
+  /**
+   * Shreds an item its member uploaded if they may no longer upload (lib/coffres/access.ts,
+   * uploaderRefusal), holding the member's row until the transaction ends. True when it did.
+   */
+  async function shredIfUploaderLostAccess(queries: ReturnType<typeof createCoffreQueries>, itemId: string) {
+    const item = await queries.itemById(itemId);
+    if (!item?.uploaded_by_member_id) return false;
+    if (uploaderRefusal(await queries.memberById(item.uploaded_by_member_id, true)) === null) return false;
+    await queries.destroyItem(itemId);
+    return true;
+  }
+
   return {
     async loadItemPlan(itemId: string): Promise<ItemPlan> {
       const item = await mustLoadItem(itemId, true);
@@ -60,6 +73,9 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
     async receiveItem(itemId: string): Promise<boolean> {
       return db.transaction(async (tx) => {
         const queries = createCoffreQueries(tx);
+        // A member revoked or downgraded while their last request was still streaming: the item
+        // is shredded, never logged as uploaded nor announced.
+        if (await shredIfUploaderLostAccess(queries, itemId)) return false;
         const moved = await queries.moveItem(itemId, ['uploading'], 'scanning');
         if (!moved) return (await queries.itemById(itemId))?.status === 'scanning';
         const coffre = await queries.findById(moved.coffre_id);
@@ -90,12 +106,24 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
       return scanAndRecord(deps, item, (scan) => coffres.recordScan(item.id, scan));
     },
 
-    /** Infected content is shredded (`rejected`); anything else becomes `available`. Answers the status after. */
+    /**
+     * Infected content is shredded (`rejected`); so is (`deleted`) an item whose uploading member was
+     * revoked or lost `upload` access since: other members see an item only once its uploader's
+     * access is checked again here, with the member's row held so that a revocation committing
+     * meanwhile waits and finds the item already shown. Anything else becomes `available`.
+     * Answers the status after.
+     */
     async settleItemScan(itemId: string): Promise<ItemRow['status']> {
-      const item = await mustLoadItem(itemId);
-      if (item.scan_status === 'infected') await coffres.destroyItem(itemId, 'rejected');
-      else await coffres.moveItem(itemId, ['scanning'], 'available');
-      return (await mustLoadItem(itemId)).status;
+      return db.transaction(async (tx) => {
+        const queries = createCoffreQueries(tx);
+        const item = await queries.itemById(itemId);
+        if (!item) throw ApplicationFailure.nonRetryable(`item ${itemId} does not exist`, 'NotFound');
+        if (item.scan_status === 'infected') await queries.destroyItem(itemId, 'rejected');
+        else if (!(await shredIfUploaderLostAccess(queries, itemId))) {
+          await queries.moveItem(itemId, ['scanning'], 'available');
+        }
+        return (await queries.itemById(itemId))?.status ?? 'deleted';
+      });
     },
 
     /** The upload never finished: the item is shredded, its row kept as a tombstone. */

@@ -50,6 +50,12 @@ export const fileName = titleText
       '{{#label}} must be a file name: no / or \\, control characters or bidirectional formatting characters',
   });
 
+/**
+ * A file's declared MIME type (`type/subtype`, no parameters), for every family that takes files:
+ * it becomes the Content-Type of the file's downloads, so nothing else is stored.
+ */
+export const mimeType = text.max(255).pattern(/^[\w.+-]+\/[\w.+-]+$/, 'MIME type');
+
 export const id = Joi.string().guid({ version: ['uuidv4', 'uuidv7', 'uuidv8'], separator: '-' });
 export const idParams = Joi.object<{ id: string }>({ id: id.required() });
 // Bounded to what PostgreSQL's timestamptz can hold (and what makes sense).

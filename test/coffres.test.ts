@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -384,6 +385,24 @@ test('validation: the envelope names the field; scopes are enforced', async (t) 
   t.is(badAccess.body.error.param, 'access');
   t.is((await call('GET', '/v1/coffres/cof_nope')).status, 400);
   t.is((await call('GET', `/v1/coffres/${coffre.id}/items/cofi_${'0'.repeat(32)}`)).status, 404);
+  // An item's mime_type is checked as a transfer file's is (one definition, api/schemas.ts), from the
+  // owner and from a member alike: it is the Content-Type of the item's downloads.
+  const uploader = await invite(coffre.id, 'upload');
+  for (const mime_type of ['not a type', 'text/html\r\nX-Injected: 1', 'text/plain; charset=utf-8', 'pdf', '']) {
+    const item = { name: 'x.bin', size: 1, mime_type };
+    for (const refused of [
+      await call('POST', `/v1/coffres/${coffre.id}/items`, item),
+      await visit('POST', `/v1/coffre-access/${uploader.token}/items`, item),
+    ]) {
+      t.is(refused.status, 400, `${JSON.stringify(mime_type)}: ${refused.text}`);
+      t.is(refused.body.error.code, 'validation_error');
+      t.is(refused.body.error.param, 'mime_type');
+    }
+  }
+  await ok(
+    call('POST', `/v1/coffres/${coffre.id}/items`, { name: 'x.pdf', size: 1, mime_type: 'application/pdf' }),
+    201,
+  );
 
   const reader = await ws.mintKey({ name: 'vault reader', key_type: 'restricted', scopes: ['coffres:read'] });
   t.is((await call('GET', `/v1/coffres/${coffre.id}`, undefined, reader.key)).status, 200);
@@ -547,4 +566,85 @@ test("a member's upload retried with its Idempotency-Key gets the same item back
     SELECT response_sealed FROM idempotency_records WHERE coffre_member_id = ${uploader.id}`);
   t.is(stored.length, 1);
   t.false(String(stored[0]).includes(first.body.upload_url.url), 'the upload URL is stored sealed');
+});
+
+test('revoking or downgrading a member refuses the upload URL they already hold, at once', async (t) => {
+  const coffre = await newCoffre();
+  const bytes = content(4096, MARKER);
+  for (const [how, change, reason] of [
+    ['revoked', (id: string) => call('DELETE', `/v1/coffres/${coffre.id}/members/${id}`), 'revoked'],
+    [
+      'downgraded',
+      (id: string) => call('PATCH', `/v1/coffres/${coffre.id}/members/${id}`, { access: 'download' }),
+      'access',
+    ],
+  ] as const) {
+    const member = await invite(coffre.id, 'upload');
+    const declared = await ok(
+      visit('POST', `/v1/coffre-access/${member.token}/items`, { name: `${how}.bin`, size: bytes.length }),
+      201,
+    );
+    const url = declared.body.upload_url.url;
+    t.is((await fetch(url, { method: 'HEAD' })).status, 200, `${how}: the URL works before the change`);
+    await ok(change(member.id), 200);
+    const refused = await put(url, bytes);
+    t.is(refused.status, 403, `${how}: ${JSON.stringify(refused.body)}`);
+    t.is(refused.body.error.code, 'forbidden');
+    t.is(refused.body.error.reason, reason);
+    t.is((await fetch(url, { method: 'HEAD' })).status, 403, `${how}: HEAD too`);
+    const item = await ok(call('GET', `/v1/coffres/${coffre.id}/items/${declared.body.item.id}`), 200);
+    t.is(item.body.status, 'uploading', `${how}: nothing was stored`);
+  }
+});
+
+test('an item a member finishes uploading after losing access never becomes visible to other members', async (t) => {
+  const coffre = await newCoffre();
+  const uploader = await invite(coffre.id, 'upload');
+  const reader = await invite(coffre.id, 'download');
+  const bytes = content(64 * 1024, MARKER);
+  const declared = await ok(
+    visit('POST', `/v1/coffre-access/${uploader.token}/items`, { name: 'late.bin', size: bytes.length }),
+    201,
+  );
+  const itemId = declared.body.item.id;
+  // One streamed request, under way when the member is revoked: it was let in, and it completes.
+  const url = new URL(declared.body.upload_url.url);
+  const answer = new Promise<number>((resolve, reject) => {
+    const request = httpRequest(url, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) },
+    });
+    request.on('response', (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.on('error', reject);
+    request.write(bytes.subarray(0, bytes.length - 1));
+    setTimeout(async () => {
+      try {
+        await ok(call('DELETE', `/v1/coffres/${coffre.id}/members/${uploader.id}`), 200);
+        request.end(bytes.subarray(bytes.length - 1));
+      } catch (error) {
+        reject(error);
+      }
+    }, 500);
+  });
+  t.is(await answer, 200, 'the request that was under way stores its bytes');
+
+  // Checked again at completion: shredded, never available, never listed to others.
+  const gone = await eventually(async () => {
+    const item = await call('GET', `/v1/coffres/${coffre.id}/items/${itemId}`);
+    return item.status === 410 ? item : undefined;
+  }, 30_000);
+  t.is(gone.body.error.status, 'deleted');
+  const listed = await ok(visit('GET', `/v1/coffre-access/${reader.token}/items`), 200);
+  t.false(listed.body.data.some((item: { id: string }) => item.id === itemId));
+  const [row] = await api.services.db.any(sql.unsafe`
+    SELECT status, data_key_wrapped FROM coffre_items WHERE coffre_id = ${coffre.id}`);
+  t.deepEqual(row, { status: 'deleted', data_key_wrapped: null });
+  const log = await ok(call('GET', `/v1/coffres/${coffre.id}/access-log?limit=100`), 200);
+  t.false(
+    log.body.data.some((entry: { action: string }) => entry.action === 'uploaded'),
+    'it is not logged as uploaded',
+  );
 });

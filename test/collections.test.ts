@@ -349,6 +349,35 @@ test('the /c/{code} page lists the transfers and hands out their links without a
   t.is(unknown.status, 404);
 });
 
+test('an end-to-end transfer behind a password shows no title in the collection, as on its own share view', async (t) => {
+  const plaintext = content(2048);
+  const blob = await buffer(
+    Readable.from([plaintext]).pipe(createEncryptStream({ key: randomBytes(32), plaintextSize: plaintext.length })),
+  );
+  const sealed = await activeTransfer(
+    { transfer_title: 'Secret merger plans', encryption_mode: 'e2e', password: 'correct horse battery' },
+    blob,
+  );
+  const collection = await newCollection({ title: 'Mixed', transfer_ids: [sealed] });
+  const code = codeOf(collection.share_url);
+
+  const own = await call('GET', `/v1/transfers/${sealed}`);
+  const share = await api.call('GET', `/v1/shares/${own.body.short_code}`);
+  t.is(share.status, 200, share.text);
+  t.is(share.body.transfer_title, null, 'the share view hides it');
+
+  const view = await api.call('GET', `/v1/shared-collections/${code}`);
+  t.is(view.status, 200, view.text);
+  const [item] = view.body.transfers;
+  t.like(item, { id: sealed, access: 'own_link', password_required: true, transfer_title: null, files: null });
+  t.false(view.text.includes('Secret merger plans'));
+
+  const page = await fetch(`${api.url}/c/${code}`, { headers: { accept: 'text/html' } });
+  const html = await page.text();
+  t.false(html.includes('Secret merger plans'), 'nor does the page');
+  t.true(html.includes('Protected by a password'));
+});
+
 test('rotating the link makes the old code 404; disabling clears it; rotating turns it back on', async (t) => {
   const open = await activeTransfer({ transfer_title: 'Rotated' });
   const collection = await newCollection({ transfer_ids: [open] });

@@ -331,6 +331,10 @@ test('limits, envelopes and closed intakes are refused with the error envelope',
     'files.1.name',
   );
   await expect(submit({ files: [{ name: 'a\u0000b', size: 1, iv }], envelope }), 400, 'files.0.name');
+  // mime_type is checked as a transfer's is (one definition, api/schemas.ts).
+  for (const mime_type of ['not a type', 'text/html\r\nX-Injected: 1', 'text/plain; charset=utf-8', 'pdf', '']) {
+    await expect(submit({ files: [{ name: 'a', size: 1, iv, mime_type }], envelope }), 400, 'files.0.mime_type');
+  }
   // The one submission allowed closes the intake.
   await submitE2e(intake.id, cip, 'DHKEM-X25519', b64(pair.publicKey), [content(10)]);
   const closed = await api.call('GET', `/v1/intakes/${intake.id}`, { key: ws.keys.live });

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import test from 'ava';
+import { createRuleQueries } from '../lib/db/queries/rules.ts';
 import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 
 // A rule's action needs the scope of what it does (docs/rules.md, "Scopes of
@@ -206,4 +208,79 @@ test('without webhooks:manage, a body for a rule that calls a URL is refused for
   const other = await api.workspace('Rule scopes: someone else');
   const stranger = await api.call('PATCH', `/v1/rules/${hook.body.id}`, { key: other.keys.live, body: { name: '' } });
   t.is(stranger.status, 400, stranger.text);
+});
+
+test('target URLs are read in full only with webhooks:manage; other readers see the host and a masked path', async (t) => {
+  const ws = await api.workspace('Rule scopes: reading targets');
+  const reader = await restrictedKey(ws, ['transfers:read']);
+  const hooksReader = await restrictedKey(ws, ['transfers:read', 'webhooks:read']);
+  const manager = await restrictedKey(ws, ['transfers:read', 'webhooks:manage']);
+  const slackUrl = 'https://hooks.slack.com/services/T0SECRET/B0SECRET/xoxSECRET';
+  const hookUrl = 'https://hooks.example.com:8443/receive?token=SECRET';
+  const slack = await api.call('POST', '/v1/rules', {
+    key: ws.keys.live,
+    body: { ...base, action_type: 'slack_notify', action_config: { webhook_url: slackUrl } },
+  });
+  const hook = await api.call('POST', '/v1/rules', {
+    key: ws.keys.live,
+    body: { ...base, action_type: 'webhook', action_config: { url: hookUrl } },
+  });
+  const tag = await api.call('POST', '/v1/rules', {
+    key: ws.keys.live,
+    body: { ...base, action_type: 'tag_transfer', action_config: { tag: 'urgent' } },
+  });
+  t.is(slack.status, 201, slack.text);
+  t.is(hook.status, 201, hook.text);
+  t.is(tag.status, 201, tag.text);
+
+  const masked = {
+    [slack.body.id]: { webhook_url: 'https://hooks.slack.com/***' },
+    [hook.body.id]: { url: 'https://hooks.example.com:8443/***' },
+    [tag.body.id]: { tag: 'urgent' },
+  };
+  const full = {
+    [slack.body.id]: { webhook_url: slackUrl },
+    [hook.body.id]: { url: hookUrl },
+    [tag.body.id]: { tag: 'urgent' },
+  };
+  for (const [key, expected, who] of [
+    [reader, masked, 'transfers:read'],
+    [hooksReader, masked, 'webhooks:read'],
+    [manager, full, 'webhooks:manage'],
+    [ws.keys.live, full, 'full key'],
+  ] as const) {
+    const list = await api.call('GET', '/v1/rules?limit=100', { key });
+    t.is(list.status, 200, list.text);
+    for (const [id, config] of Object.entries(expected)) {
+      const listed = list.body.data.find((rule: { id: string }) => rule.id === id);
+      t.deepEqual(listed.action_config, config, `${who}: list`);
+      const one = await api.call('GET', `/v1/rules/${id}`, { key });
+      t.is(one.status, 200, one.text);
+      t.deepEqual(one.body.action_config, config, `${who}: get`);
+    }
+    if (expected === masked) t.false(list.text.includes('SECRET'), `${who}: nothing of a path or query`);
+  }
+
+  // An execution's error names the URL the call went to: masked alike.
+  const queries = createRuleQueries(api.services.db);
+  const row = await queries.find({ workspaceId: ws.workspace_id, environment: 'live' }, slack.body.id);
+  if (!row) throw new Error('rule not stored');
+  const execution = await queries.startExecution(row, {
+    id: `evt_${randomBytes(16).toString('hex')}`,
+    type: 'transfer.created',
+  });
+  if (!execution) throw new Error('execution not started');
+  await queries.finishExecution(execution.id, {
+    status: 'failed',
+    error: `slack_notify to ${slackUrl}: receiver answered 500`,
+    durationMs: 10,
+  });
+  const path = `/v1/rules/${slack.body.id}/executions`;
+  const seen = async (key: string) => {
+    const response = await api.call('GET', path, { key });
+    t.is(response.status, 200, response.text);
+    return response.body.data[0].error;
+  };
+  t.is(await seen(reader), 'slack_notify to https://hooks.slack.com/***: receiver answered 500');
+  t.is(await seen(manager), `slack_notify to ${slackUrl}: receiver answered 500`);
 });

@@ -43,7 +43,9 @@ export async function coffreItemLifecycle(input: { itemId: string }): Promise<st
   }
   if (!(await storage.receiveItem(itemId))) return purge('deleted');
   await scanning.scanCoffreItem(itemId);
-  if ((await storage.settleItemScan(itemId)) !== 'available') return purge('rejected');
+  // Rejected (infected), or deleted because its uploader lost the right to upload meanwhile.
+  const settled = await storage.settleItemScan(itemId);
+  if (settled !== 'available') return purge(settled);
 
   await condition(() => deleted);
   return purge('deleted');

@@ -5,6 +5,7 @@ import { createEventQueries } from '../db/queries/events.ts';
 import type { RecordOwner } from '../db/queries/idempotency.ts';
 import { DomainError } from '../errors.ts';
 import { coffreView, memberView } from '../events/coffre-events.ts';
+import { countSandboxDownloads, downloadLimitReached } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import type { CoffreAccessLevel, CoffreAction } from '../vocabulary.ts';
 import { itemIdOf, itemUuidOf } from './ids.ts';
@@ -21,6 +22,23 @@ const RANK: Record<CoffreAccessLevel, number> = { view: 0, download: 1, upload: 
 export const allows = (member: MemberRow, wanted: CoffreAccessLevel) => RANK[member.access] >= RANK[wanted];
 
 export type Visit = { coffre: CoffreRow; member: MemberRow };
+
+/**
+ * Why an item a member declared may no longer be uploaded or shown (docs/coffres.md, "Items"): the
+ * member was revoked, or no longer has `upload` access. Checked again at every upload request and
+ * when the upload completes, not only when the upload URL was issued. Null while they may.
+ */
+export function uploaderRefusal(member: MemberRow | null): DomainError | null {
+  if (member && !member.revoked_at && allows(member, 'upload')) return null;
+  const revoked = !member || member.revoked_at !== null;
+  return new DomainError(
+    'forbidden',
+    revoked
+      ? 'Your access to this vault was revoked: this upload URL no longer works.'
+      : 'Your access to this vault no longer allows uploads: this upload URL no longer works.',
+    { details: { reason: revoked ? 'revoked' : 'access' } },
+  );
+}
 
 /**
  * The vault and member an invitation link names, while it may be used: 404 for a link that is
@@ -247,6 +265,8 @@ export async function startDownload(services: Services, token: string, ip: strin
   } else {
     actor = { apiKeyId: link.apiKeyId ?? '' };
   }
+  const counted = await countSandboxDownloads(services.db, coffre.environment, 'coffre_item', [item.id]);
+  if (!counted.has(item.id)) throw downloadLimitReached('This item');
   await logDownloads(services, coffre, [item], actor, ip);
   return { coffre, item };
 }

@@ -2,6 +2,7 @@ import type { Caller } from '../api-keys/present.ts';
 import { signToken, verifyToken } from '../crypto/signed-token.ts';
 import { type CoffreRow, createCoffreQueries, type ItemRow } from '../db/queries/coffres.ts';
 import { DomainError } from '../errors.ts';
+import { countSandboxDownloads, downloadLimitReached } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { type Archive, type ArchiveEntry, archiveName, openArchive } from '../zip/archives.ts';
 import { planZip } from '../zip/stream.ts';
@@ -51,6 +52,18 @@ function selection(available: readonly ItemRow[], itemIds: readonly string[] | u
     );
   }
   return items;
+}
+
+/**
+ * The items an archive may still hold, each counted as one download: in the sandbox, items past
+ * their 5 downloads are left out, as deleted ones are; 403 `limit_reached` when none is left.
+ */
+async function withinDownloadLimit(services: Services, coffre: CoffreRow, items: readonly ItemRow[]) {
+  const ids = items.map((item) => item.id);
+  const counted = await countSandboxDownloads(services.db, coffre.environment, 'coffre_item', ids);
+  const left = items.filter((item) => counted.has(item.id));
+  if (left.length === 0) throw downloadLimitReached('Every item of this archive');
+  return left;
 }
 
 function entries(services: Services, items: readonly ItemRow[]): ArchiveEntry[] {
@@ -111,9 +124,10 @@ export async function startMemberArchive(
     throw new DomainError('forbidden', 'Your access to this vault no longer allows downloads.');
   }
   const wanted = new Set((check.data.i ?? '').split(',').map((hex) => itemUuidOf(`cofi_${hex}`)));
-  const items = (await queries.itemsOf(coffre.id, ['available'])).filter((item) => wanted.has(item.id));
-  if (items.length === 0)
+  const available = (await queries.itemsOf(coffre.id, ['available'])).filter((item) => wanted.has(item.id));
+  if (available.length === 0)
     throw new DomainError('not_found', 'Nothing at this archive link can be downloaded any more.');
+  const items = await withinDownloadLimit(services, coffre, available);
   await logDownloads(services, coffre, items, { member }, ip);
   return { coffre, archive: openArchive(coffre.name, entries(services, items)) };
 }
@@ -129,7 +143,7 @@ export async function ownerCoffreArchive(
   const coffre = await findCoffre(services, caller, id);
   if (coffre.status === 'expired') throw coffreGone();
   const available = await createCoffreQueries(services.db).itemsOf(coffre.id, ['available']);
-  const items = selection(available, itemIds);
+  const items = await withinDownloadLimit(services, coffre, selection(available, itemIds));
   await logDownloads(services, coffre, items, { apiKeyId: caller.apiKeyId }, ip);
   return { coffre, archive: openArchive(coffre.name, entries(services, items)) };
 }

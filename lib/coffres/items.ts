@@ -5,6 +5,7 @@ import { signToken, verifyToken } from '../crypto/signed-token.ts';
 import { type CoffreRow, createCoffreQueries, type ItemRow, type MemberRow } from '../db/queries/coffres.ts';
 import { DomainError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
+import { checkDailyQuota, checkFileSize, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { openContent } from '../uploads/content.ts';
 import { checkPlannable, storedSize } from '../uploads/parts.ts';
@@ -35,7 +36,9 @@ export async function addItem(services: Services, tx: Tx, coffre: CoffreRow, inp
   if (input.size > maxBytes) {
     throw new DomainError('validation_error', `A vault item is at most ${maxBytes} bytes.`, { param: 'size' });
   }
+  checkFileSize(coffre.environment, input.size, 'size');
   checkPlannable(input.size, 'server', services.config.transfers.uploads.maxParts, 'size');
+  await checkSandboxItems(tx, coffre);
   const id = randomUUID();
   const item = await createCoffreQueries(tx).insertItem({
     workspaceId: coffre.workspace_id,
@@ -58,6 +61,22 @@ export async function addItem(services: Services, tx: Tx, coffre: CoffreRow, inp
     item.upload_deadline,
   );
   return { item: presentItem(item), upload_url: { ...upload, file_id: itemIdOf(item.id) } };
+}
+
+/**
+ * The sandbox's count limits (docs/coffres.md, "Sandbox"): at most 10 items in a vault (being
+ * uploaded, scanned or available: deleted and rejected ones are shredded and free their place),
+ * and 25 items added per rolling 24 hours across the workspace's sandbox vaults.
+ */
+async function checkSandboxItems(tx: Tx, coffre: CoffreRow) {
+  const limits = sandboxLimits(coffre.environment);
+  if (!limits) return;
+  const held = await createCoffreQueries(tx).itemsOf(coffre.id, LISTED);
+  if (held.length >= limits.maxFiles) {
+    throw new DomainError('validation_error', `A sandbox vault holds at most ${limits.maxFiles} items.`);
+  }
+  const tenant = { workspaceId: coffre.workspace_id, environment: coffre.environment };
+  await checkDailyQuota(tx, tenant, 'coffre_item', 'vault items');
 }
 
 export async function createItem(services: Services, caller: Caller, coffreId: string, input: NewItemInput) {

@@ -3,6 +3,7 @@ import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { type UploadTarget, uploadedFileView } from '../uploads/receive.ts';
 import type { UploadAddress } from '../uploads/tokens.ts';
+import { uploaderRefusal } from './access.ts';
 import { itemIdOf } from './ids.ts';
 
 /** A vault item's upload URL: where its bytes go, and whether the item and its vault still take them. */
@@ -12,6 +13,12 @@ export async function coffreUploadTarget(services: Services, address: UploadAddr
   if (!coffre || !item || item.coffre_id !== coffre.id) throw new DomainError('not_found', 'No such upload URL.');
   if (coffre.status !== 'active' || item.status === 'deleted' || item.status === 'rejected') {
     throw new DomainError('not_found', 'This vault item is gone and accepts no uploads.', { kind: 'gone' });
+  }
+  // A member's upload URL lasts as long as their right to upload: revoking them or taking `upload`
+  // away refuses it at once, on HEAD as on PUT.
+  if (item.uploaded_by_member_id !== null) {
+    const refused = uploaderRefusal(await queries.memberById(item.uploaded_by_member_id));
+    if (refused) throw refused;
   }
   const late = item.upload_deadline.getTime() <= Date.now();
   const refusal =

@@ -6,6 +6,7 @@ import { createEventQueries } from '../db/queries/events.ts';
 import { DomainError, notFound } from '../errors.ts';
 import { collectionEventView } from '../events/collection-events.ts';
 import type { PageQuery } from '../pagination.ts';
+import { checkDailyQuota, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import type { CollectionChange } from '../vocabulary.ts';
 import { presentCollection, presentCollectionWithTransfers } from './present.ts';
@@ -33,9 +34,11 @@ async function checkOwnTransfers(queries: Queries, tenant: Tenant, ids: readonly
   if (unknown) throw new DomainError('not_found', `No such transfer: ${unknown}.`, { param: 'transfer_ids' });
 }
 
-function checkSize(count: number) {
-  if (count > MAX_TRANSFERS_PER_COLLECTION) {
-    throw new DomainError('validation_error', `A collection holds at most ${MAX_TRANSFERS_PER_COLLECTION} transfers.`, {
+/** At most MAX_TRANSFERS_PER_COLLECTION transfers, or the sandbox's 10 (docs/collections.md, "Sandbox"). */
+function checkSize(tenant: Tenant, count: number) {
+  const max = sandboxLimits(tenant.environment)?.maxFiles ?? MAX_TRANSFERS_PER_COLLECTION;
+  if (count > max) {
+    throw new DomainError('validation_error', `A collection holds at most ${max} transfers here.`, {
       param: 'transfer_ids',
     });
   }
@@ -82,10 +85,11 @@ export type CreateCollectionInput = {
 export async function createCollection(services: Services, caller: Caller, input: CreateCollectionInput) {
   const tenant = tenantOf(caller);
   const ids = input.transfer_ids ?? [];
-  checkSize(ids.length);
+  checkSize(tenant, ids.length);
   return services.db.transaction(async (tx) => {
     const queries = createCollectionQueries(tx);
     await checkOwnTransfers(queries, tenant, ids);
+    await checkDailyQuota(tx, tenant, 'collection', 'collections');
     const created = await queries.insert(tenant, {
       title: input.title,
       description: input.description ?? null,
@@ -151,7 +155,7 @@ export async function addTransfers(services: Services, caller: Caller, id: strin
     const current = (await queries.members(tenant, id)).map((member) => member.id);
     const present = new Set(current);
     const fresh = input.transfer_ids.filter((transferId) => !present.has(transferId));
-    checkSize(current.length + fresh.length);
+    checkSize(tenant, current.length + fresh.length);
     let order = [...current, ...fresh];
     if (input.position !== undefined) {
       const moving = new Set(input.transfer_ids);

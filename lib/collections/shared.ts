@@ -56,12 +56,16 @@ export async function downloadableTransfers(
   }));
 }
 
-/** One transfer as a visitor sees it: behind a password or end-to-end, no files; behind a password, no title. */
+/**
+ * One transfer as a visitor sees it: behind a password or end-to-end, no files; behind a password,
+ * no title, whatever its `access` (an end-to-end transfer may have a password too), as its own
+ * share view hides it until unlocked (lib/transfers/share.ts, presentShared).
+ */
 export function presentSharedItem({ transfer, access, files }: DownloadableTransfer) {
   return {
     id: transfer.id,
     access,
-    transfer_title: access === 'password' ? null : transfer.transfer_title,
+    transfer_title: transfer.password_hash === null ? transfer.transfer_title : null,
     encryption_mode: transfer.encryption_mode,
     password_required: transfer.password_hash !== null,
     expires_at: transfer.expires_at,

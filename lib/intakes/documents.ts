@@ -11,6 +11,7 @@ import {
 } from '../db/queries/intakes.ts';
 import { DomainError } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
+import { countSandboxDownloads, downloadLimitReached } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { openContent } from '../uploads/content.ts';
 import type { IntakeDocumentStatus } from '../vocabulary.ts';
@@ -128,6 +129,9 @@ export async function resolveIntakeDownload(services: Services, token: string) {
   if (document.status === 'deleted') throw documentGone(document);
   const intake = await queries.findById(document.intake_id);
   if (!intake || !downloadable(intake, document)) throw new DomainError('not_found', 'No such download URL.');
+  // Each request counts against the sandbox's 5 downloads of a file, a resumed one included.
+  const counted = await countSandboxDownloads(services.db, intake.environment, 'intake_file', [file.id]);
+  if (!counted.has(file.id)) throw downloadLimitReached('This file');
   return { intake, document, file };
 }
 

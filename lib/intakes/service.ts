@@ -5,8 +5,9 @@ import { createIntakeQueries, type IntakeChanges, type IntakeRow } from '../db/q
 import { DomainError } from '../errors.ts';
 import { requestView } from '../events/intake-events.ts';
 import type { PageQuery } from '../pagination.ts';
+import { SANDBOX_LIMITS, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
-import type { IntakeEncryptionMode, IntakeKem, IntakeStatus, MetadataPolicy } from '../vocabulary.ts';
+import type { Environment, IntakeEncryptionMode, IntakeKem, IntakeStatus, MetadataPolicy } from '../vocabulary.ts';
 import { randomId } from './ids.ts';
 import { KEM_SIZES } from './kems.ts';
 import { presentIntake } from './present.ts';
@@ -17,6 +18,35 @@ import { issuePublishableKey, presentPublishableKey } from './publishable-keys.t
 
 const HOUR_MS = 3_600_000;
 export const INTAKE_DEFAULTS = { retentionHours: 720, maxFiles: 20, maxBytes: 5 * 1024 ** 3 } as const;
+
+/**
+ * The defaults and caps of an intake's limits in the sandbox (docs/intakes.md, "Sandbox"): the
+ * spec's 10 files of 10 MiB, so at most 10 files and 100 MiB per submission, which are also the
+ * defaults there.
+ */
+const SANDBOX_INTAKE = {
+  maxFiles: SANDBOX_LIMITS.maxFiles,
+  maxBytes: SANDBOX_LIMITS.maxFiles * SANDBOX_LIMITS.maxFileBytes,
+} as const;
+
+const intakeDefaults = (environment: Environment) => (sandboxLimits(environment) ? SANDBOX_INTAKE : INTAKE_DEFAULTS);
+
+/** Limits a sandbox intake may not be given, named by their member (`limits.max_files`). */
+function checkSandboxLimits(environment: Environment, limits: IntakeLimitsInput | undefined) {
+  if (!sandboxLimits(environment) || !limits) return;
+  if (limits.max_files !== undefined && limits.max_files > SANDBOX_INTAKE.maxFiles) {
+    throw new DomainError('validation_error', `A sandbox intake takes at most ${SANDBOX_INTAKE.maxFiles} files.`, {
+      param: 'limits.max_files',
+    });
+  }
+  if (limits.max_bytes !== undefined && limits.max_bytes > SANDBOX_INTAKE.maxBytes) {
+    throw new DomainError(
+      'validation_error',
+      `A sandbox intake takes at most ${SANDBOX_INTAKE.maxBytes} bytes per submission.`,
+      { param: 'limits.max_bytes' },
+    );
+  }
+}
 
 export type IntakeLimitsInput = {
   max_files?: number | undefined;
@@ -40,6 +70,8 @@ export async function createIntake(services: Services, caller: Caller, input: Cr
   const mode = input.encryption_mode ?? (input.owner_public_key ? 'e2e_asym' : 'server');
   const ownerKey = ownerKeyOf(mode, input.owner_public_key);
   const tenant = tenantOf(caller);
+  checkSandboxLimits(tenant.environment, input.limits);
+  const defaults = intakeDefaults(tenant.environment);
   const { intake, key } = await services.db.transaction(async (tx) => {
     const queries = createIntakeQueries(tx);
     const intake = await queries.insert({
@@ -52,8 +84,8 @@ export async function createIntake(services: Services, caller: Caller, input: Cr
       ownerKey,
       metadataPolicy: input.metadata_policy ?? 'deny',
       retentionHours: input.retention_hours ?? INTAKE_DEFAULTS.retentionHours,
-      maxFiles: input.limits?.max_files ?? INTAKE_DEFAULTS.maxFiles,
-      maxBytes: input.limits?.max_bytes ?? INTAKE_DEFAULTS.maxBytes,
+      maxFiles: input.limits?.max_files ?? defaults.maxFiles,
+      maxBytes: input.limits?.max_bytes ?? defaults.maxBytes,
       maxSubmissions: input.limits?.max_submissions ?? null,
       notifyEmails: input.notify ?? [],
       expiresAt: input.expires_in_hours === undefined ? null : new Date(Date.now() + input.expires_in_hours * HOUR_MS),
@@ -103,6 +135,7 @@ export type UpdateIntakeInput = {
  */
 export async function updateIntake(services: Services, caller: Caller, id: string, input: UpdateIntakeInput) {
   const tenant = tenantOf(caller);
+  checkSandboxLimits(tenant.environment, input.limits);
   const updated = await services.db.transaction(async (tx) => {
     const queries = createIntakeQueries(tx);
     const intake = await queries.find(tenant, id, true);

@@ -4,6 +4,7 @@ import { createEventQueries } from '../db/queries/events.ts';
 import { createIntakeQueries, type IntakeFileRow, type IntakeRow } from '../db/queries/intakes.ts';
 import { DomainError } from '../errors.ts';
 import { requestView, submissionView } from '../events/intake-events.ts';
+import { checkDailyQuota, checkFileSize, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { checkPlannable, storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
@@ -53,6 +54,8 @@ export async function startSubmission(services: Services, submitter: Submitter, 
     const locked = await queries.findById(submitter.intakeId, true);
     const intake = checkTakes(locked, submitter);
     checkFiles(intake, input);
+    checkSandboxFiles(intake, input);
+    await checkDailyQuota(tx, tenant, 'intake_submission', 'intake submissions');
     const envelope = checkEnvelope(intake, input);
     checkPlans(input, envelope, services.config.transfers.uploads.maxParts);
     const counted = await queries.countSubmission(intake.id);
@@ -165,6 +168,21 @@ function checkFiles(intake: IntakeRow, input: StartSubmissionInput) {
     }
     names.add(file.name);
   }
+}
+
+/**
+ * The sandbox's 10 files of 10 MiB (docs/intakes.md, "Sandbox"), of the plaintext the submitter
+ * declares, whatever limits an intake was given before they were capped.
+ */
+function checkSandboxFiles(intake: IntakeRow, input: StartSubmissionInput) {
+  const limits = sandboxLimits(intake.environment);
+  if (limits && input.files.length > limits.maxFiles) {
+    throw new DomainError('validation_error', `A sandbox submission has at most ${limits.maxFiles} files.`, {
+      param: 'files',
+    });
+  }
+  for (const [index, file] of input.files.entries())
+    checkFileSize(intake.environment, file.size, `files.${index}.size`);
 }
 
 /** Each file's upload, as declared: the plaintext, or in e2e_asym its VAL1 blob, must fit S3's limits. */

@@ -25,6 +25,29 @@ export const usesSigningSecret = (actionType: string) => (SIGNED_ACTIONS as read
 export const URL_ACTIONS: readonly RuleActionType[] = ['webhook', 'trigger_webhook', 'slack_notify'];
 export const URL_ACTION_SCOPE = 'webhooks:manage';
 export const callsUrl = (actionType: string) => (URL_ACTIONS as readonly string[]).includes(actionType);
+/** The `action_config` members that hold the URL of a URL action. */
+export const TARGET_MEMBERS = ['url', 'webhook_url'] as const;
+
+/**
+ * A target URL as a caller without URL_ACTION_SCOPE sees it: the scheme, host
+ * and port, and a path of `***` whatever it was. Slack's and most receivers'
+ * URLs carry their credential in the path or the query (docs/rules.md,
+ * "Reading target URLs"), so nothing of either is shown, not even its length.
+ */
+export const MASKED_PATH = '/***';
+export function maskTargetUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return MASKED_PATH;
+  }
+  return `${url.protocol}//${url.host}${MASKED_PATH}`;
+}
+
+/** The URLs written in free text (an execution's error), masked as maskTargetUrl does, trailing punctuation kept. */
+export const maskUrlsIn = (text: string) =>
+  text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+?(?=[:;,.)\]]*(?:\s|$|["'<>]))/gi, (url) => maskTargetUrl(url));
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_SUBJECT_LENGTH = 200;

@@ -21,6 +21,9 @@ import {
   checkActionConfig,
   checkTargets,
   isActionType,
+  maskTargetUrl,
+  maskUrlsIn,
+  TARGET_MEMBERS,
   URL_ACTION_SCOPE,
   usesSigningSecret,
 } from './actions.ts';
@@ -120,7 +123,25 @@ function requireUrlActionScope(caller: Caller): void {
 
 // ---- Presentation. ----
 
-export function presentRule(row: RuleRow) {
+/**
+ * Whether the caller reads target URLs in full: they are credentials (a Slack
+ * webhook URL posts to the channel), so only a key that may manage webhooks
+ * sees them; any other reader sees the host and a masked path (docs/rules.md,
+ * "Reading target URLs").
+ */
+const seesTargets = (caller: Caller) => holdsScope(caller.keyType, caller.scopes, URL_ACTION_SCOPE);
+
+function presentConfig(row: RuleRow, full: boolean): Record<string, unknown> {
+  if (full || !callsUrl(row.action_type)) return row.action_config;
+  const config = { ...row.action_config };
+  for (const member of TARGET_MEMBERS) {
+    const value = config[member];
+    if (typeof value === 'string') config[member] = maskTargetUrl(value);
+  }
+  return config;
+}
+
+export function presentRule(row: RuleRow, caller: Caller) {
   return {
     id: row.id,
     object: 'rule' as const,
@@ -130,7 +151,7 @@ export function presentRule(row: RuleRow) {
     trigger_event: row.trigger_event,
     trigger_conditions: row.trigger_conditions,
     action_type: row.action_type,
-    action_config: row.action_config,
+    action_config: presentConfig(row, seesTargets(caller)),
     is_enabled: row.is_enabled,
     trigger_count: row.trigger_count,
     last_triggered_at: row.last_triggered_at,
@@ -139,7 +160,8 @@ export function presentRule(row: RuleRow) {
   };
 }
 
-export function presentExecution(row: RuleExecutionRow) {
+/** An execution's error names the URL a call went to (activities/rules.ts): masked as in the rule. */
+export function presentExecution(row: RuleExecutionRow, caller: Caller) {
   return {
     id: row.id,
     object: 'rule_execution' as const,
@@ -147,7 +169,7 @@ export function presentExecution(row: RuleExecutionRow) {
     event_id: row.event_id,
     event_type: row.event_type,
     status: row.status,
-    error: row.error,
+    error: row.error === null || seesTargets(caller) ? row.error : maskUrlsIn(row.error),
     duration_ms: row.duration_ms,
     attempts: row.attempts,
     created_at: row.created_at,
@@ -187,7 +209,7 @@ export async function createRule(services: Services, caller: Caller, input: Rule
       isEnabled: input.is_enabled ?? true,
     });
   });
-  return secret === null ? presentRule(row) : { ...presentRule(row), secret };
+  return secret === null ? presentRule(row, caller) : { ...presentRule(row, caller), secret };
 }
 
 export type RuleListQuery = PageQuery & { trigger_event?: string | undefined; is_enabled?: boolean | undefined };
@@ -200,13 +222,13 @@ export async function listRules(services: Services, caller: Caller, query: RuleL
     { triggerEvent: query.trigger_event, isEnabled: query.is_enabled },
     window,
   );
-  return services.paginator.close('rules', filters, query, rows, presentRule);
+  return services.paginator.close('rules', filters, query, rows, (row) => presentRule(row, caller));
 }
 
 export async function getRule(services: Services, caller: Caller, id: string) {
   const row = await createRuleQueries(services.db).find(tenantOf(caller), id);
   if (!row) throw notFound('rule');
-  return presentRule(row);
+  return presentRule(row, caller);
 }
 
 /**
@@ -251,7 +273,7 @@ export async function updateRule(services: Services, caller: Caller, id: string,
     }
     const updated = await rules.update(row.id, changes);
     if (!updated) throw notFound('rule');
-    return secret === null ? presentRule(updated) : { ...presentRule(updated), secret };
+    return secret === null ? presentRule(updated, caller) : { ...presentRule(updated, caller), secret };
   });
 }
 
@@ -272,5 +294,5 @@ export async function listRuleExecutions(services: Services, caller: Caller, id:
   const filters = { rule_id: id };
   const window = services.paginator.open('rule_executions', filters, query);
   const rows = await rules.listExecutions(id, window);
-  return services.paginator.close('rule_executions', filters, query, rows, presentExecution);
+  return services.paginator.close('rule_executions', filters, query, rows, (row) => presentExecution(row, caller));
 }

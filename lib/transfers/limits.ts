@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import { SANDBOX_LIMITS } from '../sandbox.ts';
 import type { Environment } from '../vocabulary.ts';
 
 export type TransferLimits = {
@@ -12,18 +13,16 @@ export type TransferLimits = {
   transfersPerDay: number | null;
 };
 
-const MiB = 1024 * 1024;
-
-/** Sandbox limits are the spec's and fixed; live and test limits are configuration. */
+/** Sandbox limits are the spec's and fixed (lib/sandbox.ts); live and test limits are configuration. */
 export function limitsFor(environment: Environment, config: Config): TransferLimits {
   if (environment === 'sandbox') {
     return {
-      maxFileBytes: 10 * MiB,
-      maxFiles: 10,
+      maxFileBytes: SANDBOX_LIMITS.maxFileBytes,
+      maxFiles: SANDBOX_LIMITS.maxFiles,
       maxExpiryHours: 24,
       defaultExpiryHours: 24,
-      maxDownloads: 5,
-      transfersPerDay: 25,
+      maxDownloads: SANDBOX_LIMITS.downloads,
+      transfersPerDay: SANDBOX_LIMITS.perDay,
     };
   }
   return {

@@ -10,7 +10,7 @@ import {
   SCAN_STATUSES,
   UPLOAD_STATES,
 } from '../../../lib/vocabulary.ts';
-import { fileName, listEnvelope, text, timestamp, titleText } from '../../schemas.ts';
+import { fileName, listEnvelope, mimeType, text, timestamp, titleText } from '../../schemas.ts';
 import { linkTokenParams } from '../shares/download.ts';
 import { uploadUrl } from '../transfers/schemas.ts';
 
@@ -56,7 +56,7 @@ export const newItem = Joi.object<NewItemInput>({
     .min(0)
     .max(5 * 1024 ** 4)
     .required(),
-  mime_type: text.max(255),
+  mime_type: mimeType,
 });
 
 export const coffre = Joi.object({

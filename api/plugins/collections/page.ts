@@ -165,10 +165,9 @@ function transferBox(code: string, item: SharedCollectionItem, outcome: Outcome 
   const mine = outcome?.transferId === item.id ? outcome : null;
   const until = `${item.expires_at.toISOString().replace('T', ' ').slice(0, 16)} UTC`;
   const files = item.files ?? [];
-  const heading =
-    item.access === 'password'
-      ? 'Protected by a password'
-      : item.transfer_title || (files.length === 1 ? files[0]?.name : 'Files');
+  const heading = item.password_required
+    ? 'Protected by a password'
+    : item.transfer_title || (files.length === 1 ? files[0]?.name : 'Files');
   const summary =
     item.access === 'open'
       ? `${files.length} ${files.length === 1 ? 'file' : 'files'}, ${formatBytes(files.reduce((sum, f) => sum + f.size, 0))} · `

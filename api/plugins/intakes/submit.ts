@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { type StartSubmissionInput, startSubmission } from '../../../lib/intakes/submissions.ts';
 import { INTAKE_KEMS, INTAKE_SOURCES } from '../../../lib/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
-import { fileName, text } from '../../schemas.ts';
+import { fileName, mimeType, text } from '../../schemas.ts';
 import { submitterOf } from '../../types.ts';
 import { intakeParams, submission } from './schemas.ts';
 
@@ -33,7 +33,7 @@ export const submitRoute = defineRoute({
                 .min(0)
                 .max(5 * 1024 ** 4)
                 .required(),
-              mime_type: text.max(255),
+              mime_type: mimeType,
               iv: base64url.max(16),
             }),
           )

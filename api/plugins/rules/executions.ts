@@ -12,7 +12,9 @@ export const executionsRoute = defineRoute({
   options: {
     id: 'rules.executions',
     description: "List a rule's executions",
-    notes: 'Newest first: one per event that matched the rule, with its outcome.',
+    notes:
+      'Newest first: one per event that matched the rule, with its outcome. A URL in `error` is masked unless the ' +
+      'key holds `webhooks:manage`.',
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:read' } },
     validate: { params: idParams, query: Joi.object<PageQuery>(pageQuery()) },

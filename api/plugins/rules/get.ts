@@ -10,6 +10,8 @@ export const getRoute = defineRoute({
   options: {
     id: 'rules.get',
     description: 'Fetch an automation rule',
+    notes:
+      'Target URLs (`url`, `webhook_url`) are masked (host and a path of `***`) unless the key holds `webhooks:manage`.',
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:read' } },
     validate: { params: idParams },

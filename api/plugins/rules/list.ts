@@ -11,7 +11,9 @@ export const listRoute = defineRoute({
   options: {
     id: 'rules.list',
     description: 'List automation rules',
-    notes: 'Newest first. Filters: `trigger_event`, `is_enabled`.',
+    notes:
+      'Newest first. Filters: `trigger_event`, `is_enabled`. Target URLs (`url`, `webhook_url`) are masked ' +
+      '(host and a path of `***`) unless the key holds `webhooks:manage`.',
     tags: ['api', 'rules'],
     plugins: { valise: { scope: 'transfers:read' } },
     validate: {

@@ -69,7 +69,13 @@ export const rule = Joi.object({
   trigger_event: Joi.string().required(),
   trigger_conditions: conditions.allow(null).required(),
   action_type: Joi.string().required(),
-  action_config: Joi.object().unknown(true).required(),
+  action_config: Joi.object()
+    .unknown(true)
+    .required()
+    .description(
+      "The action's members. `url` and `webhook_url` are shown in full only to a key holding `webhooks:manage`; " +
+        'other readers get the scheme, host and port and a path of `***` (`https://hooks.slack.com/***`).',
+    ),
   is_enabled: Joi.boolean().required(),
   trigger_count: Joi.number().integer().required(),
   last_triggered_at: timestamp.allow(null).required(),
@@ -98,7 +104,10 @@ export const ruleExecution = Joi.object({
   status: Joi.string()
     .valid(...RULE_EXECUTION_STATUSES)
     .required(),
-  error: Joi.string().allow(null, '').required(),
+  error: Joi.string()
+    .allow(null, '')
+    .required()
+    .description('Why it failed; a URL in it is masked as in the rule for a key without `webhooks:manage`.'),
   duration_ms: Joi.number().integer().allow(null).required(),
   attempts: Joi.number().integer().required(),
   created_at: timestamp.required(),

@@ -4,7 +4,7 @@ import { type CreateTransferInput, createTransfer } from '../../../lib/transfers
 import { SHARE_PASSWORD_RULE, sharePasswordProblem } from '../../../lib/transfers/share-passwords.ts';
 import { ENCRYPTION_MODES } from '../../../lib/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
-import { fileName, text, titleText } from '../../schemas.ts';
+import { fileName, mimeType, text, titleText } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 import { createdTransfer } from './schemas.ts';
 
@@ -25,7 +25,7 @@ export const createRoute = defineRoute({
             Joi.object({
               name: fileName.required(),
               size: Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER).required(),
-              mime_type: text.max(255).pattern(/^[\w.+-]+\/[\w.+-]+$/, 'MIME type'),
+              mime_type: mimeType,
             }),
           )
           .min(1)

@@ -226,8 +226,10 @@ export function createCoffreQueries(db: CommonQueryMethods) {
         WHERE id = ${memberId} AND coffre_id = ${coffreId} AND ${inTenant(tenant)}`);
     },
 
-    async memberById(id: string): Promise<MemberRow | null> {
-      return db.maybeOne(sql.type(memberRow)`SELECT ${memberColumns} FROM coffre_members WHERE id = ${id}`);
+    /** `forShare` holds a revocation or access change until the caller's transaction ends. */
+    async memberById(id: string, forShare = false): Promise<MemberRow | null> {
+      return db.maybeOne(sql.type(memberRow)`
+        SELECT ${memberColumns} FROM coffre_members WHERE id = ${id} ${forShare ? sql.fragment`FOR SHARE` : sql.fragment``}`);
     },
 
     async listMembers(tenant: Tenant, coffreId: string, window: PageWindow): Promise<readonly MemberRow[]> {

@@ -2165,6 +2165,7 @@ export interface Paths {
             country_code?: string;
           } | null;
           action_type: string;
+          /** The action's members. `url` and `webhook_url` are shown in full only to a key holding `webhooks:manage`; other readers get the scheme, host and port and a path of `***` (`https://hooks.slack.com/***`). */
           action_config: { [key: string]: unknown };
           is_enabled: boolean;
           trigger_count: number;
@@ -2255,6 +2256,7 @@ export interface Paths {
           country_code?: string;
         } | null;
         action_type: string;
+        /** The action's members. `url` and `webhook_url` are shown in full only to a key holding `webhooks:manage`; other readers get the scheme, host and port and a path of `***` (`https://hooks.slack.com/***`). */
         action_config: { [key: string]: unknown };
         is_enabled: boolean;
         trigger_count: number;
@@ -2288,6 +2290,7 @@ export interface Paths {
           country_code?: string;
         } | null;
         action_type: string;
+        /** The action's members. `url` and `webhook_url` are shown in full only to a key holding `webhooks:manage`; other readers get the scheme, host and port and a path of `***` (`https://hooks.slack.com/***`). */
         action_config: { [key: string]: unknown };
         is_enabled: boolean;
         trigger_count: number;
@@ -2376,6 +2379,7 @@ export interface Paths {
           country_code?: string;
         } | null;
         action_type: string;
+        /** The action's members. `url` and `webhook_url` are shown in full only to a key holding `webhooks:manage`; other readers get the scheme, host and port and a path of `***` (`https://hooks.slack.com/***`). */
         action_config: { [key: string]: unknown };
         is_enabled: boolean;
         trigger_count: number;
@@ -2420,6 +2424,7 @@ export interface Paths {
           event_id: string;
           event_type: string;
           status: 'running' | 'succeeded' | 'failed' | 'skipped';
+          /** Why it failed; a URL in it is masked as in the rule for a key without `webhooks:manage`. */
           error: string | null;
           duration_ms: number | null;
           attempts: number;
