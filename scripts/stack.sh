@@ -163,9 +163,12 @@ launch_minio() {
   [ -x "$BIN/minio" ] || die "$BIN/minio is missing; run scripts/setup.sh"
   # MINIO_UPDATE=off: no release check against dl.min.io. Our own certs dir, so
   # a stray ~/.minio/certs cannot silently switch the server to TLS.
-  MINIO_ROOT_USER=$MINIO_USER MINIO_ROOT_PASSWORD=$MINIO_PASSWORD MINIO_UPDATE=off \
+  load_local_secrets
+  MINIO_ROOT_USER=$MINIO_USER MINIO_ROOT_PASSWORD=$LOCAL_MINIO_PASSWORD MINIO_UPDATE=off \
     spawn minio "$BIN/minio" server "$DATA/minio" --certs-dir "$DATA/minio-certs" \
     --address "127.0.0.1:$PORT_MINIO" --console-address "127.0.0.1:$PORT_MINIO_CONSOLE"
+  # For minio_password (lib.sh): this MinIO, and no other, runs with the generated password.
+  cp "$PIDS/minio.pid" "$DATA/minio.generated-password"
 }
 health_minio() { curl -fsS --max-time 2 "http://127.0.0.1:$PORT_MINIO/minio/health/live"; }
 
@@ -273,9 +276,11 @@ wait_healthy() {
 ensure_bucket() {
   [ -d "$ROOT/node_modules/@aws-sdk/client-s3" ] ||
     die "cannot create bucket '${S3_BUCKET:-valise}': @aws-sdk/client-s3 is not installed (npm install @aws-sdk/client-s3)"
-  S3_ENDPOINT="http://127.0.0.1:$PORT_MINIO" S3_ACCESS_KEY_ID=$MINIO_USER \
-    S3_SECRET_ACCESS_KEY=$MINIO_PASSWORD S3_BUCKET=${S3_BUCKET:-valise} \
-    S3_REGION=${S3_REGION:-eu-west-1} sh "$ROOT/scripts/node.sh" "$ROOT/scripts/ensure-bucket.ts"
+  (
+    export_local_secrets
+    S3_ENDPOINT="http://127.0.0.1:$PORT_MINIO" S3_BUCKET=${S3_BUCKET:-valise} \
+      S3_REGION=${S3_REGION:-eu-west-1} sh "$ROOT/scripts/node.sh" "$ROOT/scripts/ensure-bucket.ts"
+  )
 }
 
 start() {
