@@ -1,3 +1,4 @@
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import test from 'ava';
 import { sql } from '../lib/db/sql.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
@@ -92,4 +93,88 @@ test('while a server cannot hear changes it does not cache, and it caches again 
   }, 10_000);
   await a.services.db.query(sql.unsafe`UPDATE api_keys SET is_active = false WHERE id = ${next.id}`);
   t.true((await refusedWithin(b, next.key, 'revoked_api_key')) < 1_000);
+});
+
+/**
+ * A loopback proxy in front of PostgreSQL that can black-hole the LISTEN connections passing
+ * through it: their bytes are dropped both ways and the sockets stay open, as behind a NAT that
+ * forgot the connection. The proxy tells them from the others by the LISTEN in their plain-text
+ * protocol.
+ */
+async function listenBlackHole() {
+  const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/valise');
+  let holing = false;
+  const listeners = new Set<{ client: Socket; upstream: Socket; silenced: boolean }>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    const pair = { client, upstream, silenced: false };
+    client.on('data', (data: Buffer) => {
+      if (!listeners.has(pair) && data.includes('LISTEN valise_api_keys_changed')) {
+        listeners.add(pair);
+        if (holing) pair.silenced = true;
+      }
+      if (!pair.silenced) upstream.write(data);
+    });
+    upstream.on('data', (data: Buffer) => {
+      if (!pair.silenced) client.write(data);
+    });
+    const close = () => {
+      listeners.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const proxied = new URL(target);
+  proxied.port = String((server.address() as AddressInfo).port);
+  return {
+    url: proxied.toString(),
+    /** LISTEN connections still passing bytes. */
+    live: () => [...listeners].filter((pair) => !pair.silenced).length,
+    blackHole() {
+      holing = true;
+      for (const pair of listeners) pair.silenced = true;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const pair of listeners) pair.client.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+test('a server whose LISTEN connection goes silent without closing stops serving cached keys within seconds', async (t) => {
+  const proxy = await listenBlackHole();
+  t.teardown(() => proxy.close());
+  const c = await startApi({ DATABASE_URL: proxy.url });
+  t.teardown(() => c.close());
+  await eventually(async () => (proxy.live() === 1 ? true : undefined), 5_000, 20);
+  const made = await a.call('POST', '/v1/api-keys', {
+    key: ws.keys.live,
+    body: { name: 'behind a NAT', key_type: 'restricted', scopes: ['transfers:read'] },
+  });
+  t.is(made.status, 201, made.text);
+  for (let i = 0; i < 2; i++) t.is((await me(c, made.body.key)).status, 200);
+
+  // The connection is now dead in all but name: no error, no end, no notification.
+  proxy.blackHole();
+  await a.services.db.query(
+    sql.unsafe`UPDATE api_keys SET revoked_at = ms_now(), is_active = false WHERE id = ${made.body.id}`,
+  );
+  const start = Date.now();
+  await eventually(
+    async () => {
+      const answer = await me(c, made.body.key);
+      return answer.status === 401 && answer.body.error.code === 'revoked_api_key' ? true : undefined;
+    },
+    15_000,
+    50,
+  );
+  const refusedAfter = Date.now() - start;
+  // Served from the cache for at most PROVEN_MS (3 s) after the last answered heartbeat.
+  t.true(refusedAfter < 5_000, `refused after ${refusedAfter} ms`);
+  // A key still valid keeps working, looked up in the database, while the connection is replaced.
+  t.is((await me(c, ws.keys.live)).status, 200);
 });
