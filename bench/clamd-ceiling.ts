@@ -7,7 +7,7 @@ import { createScanner } from '../lib/scan/clamd.ts';
 // scan of that size takes through lib/scan/clamd.ts (bench/README.md, "clamd's
 // ceiling"). Against a clamd of your own, never the shared one:
 //
-//   node bench/clamd-ceiling.ts <port> <bytes or file> [<bytes or file>...]
+//   sh scripts/node.sh bench/clamd-ceiling.ts <port> <bytes or file> [<bytes or file>...]
 //
 // A number of bytes is generated (a random 1 MiB block repeated, new for each
 // run), so nothing of that size lands on disk or in this process's memory; a
@@ -17,7 +17,7 @@ import { createScanner } from '../lib/scan/clamd.ts';
 
 const [port = '', ...sizes] = process.argv.slice(2);
 if (!/^\d+$/.test(port) || sizes.length === 0) {
-  console.error('usage: node bench/clamd-ceiling.ts <port> <bytes or file> [<bytes or file>...]');
+  console.error('usage: sh scripts/node.sh bench/clamd-ceiling.ts <port> <bytes or file> [<bytes or file>...]');
   process.exit(2);
 }
 
