@@ -26,13 +26,14 @@ import type { CredentialRow } from '../db/queries/api-keys.ts';
 // Misses are never cached: a key created a moment ago works at once.
 
 export const CHANNEL = 'valise_api_keys_changed';
+export const APPLICATION_NAME = 'valise-credential-cache';
 const MAX_ENTRIES = 10_000;
 /** Longest an unchanged entry is kept: only to bound memory for keys no longer used. */
 const ENTRY_MS = 5 * 60_000;
 const RECONNECT_MS = [100, 500, 1_000, 5_000] as const;
 const HEARTBEAT_MS = 1_000;
 /** Entries are served only while a heartbeat sent this recently has been answered. */
-export const PROVEN_MS = 3_000;
+const PROVEN_MS = 3_000;
 /** A query on the LISTEN connection unanswered this long: the connection is taken for dead. */
 const DEAD_MS = 5_000;
 
@@ -92,6 +93,8 @@ export class CredentialCache {
     const client = new pg.Client({
       connectionString: databaseUrl,
       connectionTimeoutMillis: 5_000,
+      // How operators and tests find it in pg_stat_activity, whose query column shows the heartbeat.
+      application_name: APPLICATION_NAME,
       // pg rejects a query unanswered this long, and lost() then replaces the connection.
       query_timeout: DEAD_MS,
     });
