@@ -195,8 +195,9 @@ launch_clamd() {
   [ -x "$CLAMD" ] || die "clamd is missing; run scripts/setup.sh (apt-get install clamav-daemon)"
   local tmp free_mib
   tmp=$(clamd_tmp)
-  # Left by a clamd killed mid-scan: nobody else reads them.
-  rm -rf "$tmp"
+  # Left by a clamd killed mid-scan: nobody else reads them. clamd-tmp is the spool on disk that
+  # earlier versions used: plaintext that a killed scan may have left there goes too.
+  rm -rf "$tmp" "$DATA/clamd-tmp"
   mkdir -p -m 700 "$tmp"
   # A full RAM filesystem makes scans of big files fail (and retry): say so now.
   free_mib=$(($(stat -f -c '%a * %S' "$tmp") / 1048576))
