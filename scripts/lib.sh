@@ -9,7 +9,7 @@ export PATH="$NODE_BIN:$PATH"
 
 MINIO_USER=valise
 # The password every local MinIO used to run with, published here: a MinIO
-# started by an older checkout may still (export_local_secrets).
+# started by an older checkout may still run with it (minio_password).
 LEGACY_MINIO_PASSWORD=valise-dev-secret
 
 log() { printf '%s\n' "$*" >&2; }
