@@ -38,9 +38,9 @@ export function failureBudgetSpent(budget: Budget, standing: RateDecision): Doma
  * Runs `resolve` under the address's budget of failed authentications: past the budget the
  * address gets 429 before its key costs any database work, so a flood of guesses costs none.
  * The budget is read when `resolve` first asks (`beforeDatabase`: a key the credential cache does
- * not hold, an audit entry, a usage cap) or when it fails. A key answered from the cache alone
- * is not held up here: the guard reads the budget together with the rate limit, in the same
- * round trip to Redis (request.app.unscreened, api/extensions/guard.ts).
+ * not hold, an audit entry, a usage cap) or when it fails. A good key answered from the cache
+ * alone costs no database work and is not held up: the people behind one NAT are not locked out
+ * by someone else's bad keys (docs/api-keys.md).
  */
 async function withinFailureBudget<T>(
   request: Request,
@@ -57,9 +57,7 @@ async function withinFailureBudget<T>(
     if (!standing.allowed) throw failureBudgetSpent(budget, standing);
   };
   try {
-    const resolved = await resolve(ip, screen);
-    if (!screened) request.app.unscreened = budget;
-    return resolved;
+    return await resolve(ip, screen);
   } catch (error) {
     if (error instanceof DomainError && AUTH_FAILURES.has(error.code)) {
       await screen();

@@ -11,16 +11,6 @@ local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return count`;
 
-// An authenticated request whose key came from the credential cache reaches Redis once: its
-// address's budget of failed authentications is read and, only while that is not spent, the
-// workspace's budget is drawn from (api/auth.ts). Answers {failures counted, count or -1}.
-const SCREEN_THEN_INCREMENT = `
-local failures = tonumber(redis.call('GET', KEYS[1]) or '0')
-if failures >= tonumber(ARGV[2]) then return {failures, -1} end
-local count = redis.call('INCR', KEYS[2])
-if count == 1 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
-return {failures, count}`;
-
 /** How long one Redis call may take before this request counts in process instead. */
 const REDIS_TIMEOUT_MS = 500;
 /** While Redis stays away, the warning is repeated this often. */
@@ -76,21 +66,6 @@ export class RateLimiter {
     return decision(count, count < limit, limit, nowMs);
   }
 
-  /**
-   * peek(screen) and, only if it allows, take(draw), in one round trip: `drawn` is null when the
-   * screen refused and nothing was counted.
-   */
-  async screenThenTake(
-    screen: Budget,
-    draw: Budget,
-    nowMs = Date.now(),
-  ): Promise<{ screened: RateDecision; drawn: RateDecision | null }> {
-    const [failures, count] = await this.countPair(screen.bucket, screen.limit, draw.bucket, nowMs);
-    const screened = decision(failures, failures < screen.limit, screen.limit, nowMs);
-    if (count === null) return { screened, drawn: null };
-    return { screened, drawn: decision(count, count <= draw.limit, draw.limit, nowMs) };
-  }
-
   status(): LimiterStatus {
     return this.degradedSince === null ? { status: 'ok', store: 'redis' } : { status: 'degraded', store: 'memory' };
   }
@@ -115,41 +90,6 @@ export class RateLimiter {
       this.degrade(`the connection is ${this.redis.status}`);
     }
     return this.countInMemory(key, window, mode);
-  }
-
-  private async countPair(
-    screenBucket: string,
-    screenLimit: number,
-    drawBucket: string,
-    nowMs: number,
-  ): Promise<[number, number | null]> {
-    const window = Math.floor(nowMs / 1000 / RATE_WINDOW_SECONDS);
-    const screenKey = `${this.prefix}rl:${screenBucket}:${window}`;
-    const drawKey = `${this.prefix}rl:${drawBucket}:${window}`;
-    if (this.redis.status === 'ready') {
-      try {
-        const reply = (await withTimeout(
-          this.redis.eval(
-            SCREEN_THEN_INCREMENT,
-            2,
-            screenKey,
-            drawKey,
-            String(RATE_WINDOW_SECONDS + 5),
-            String(screenLimit),
-          ),
-          REDIS_TIMEOUT_MS,
-        )) as [number, number];
-        this.recover();
-        return [Number(reply[0]), reply[1] < 0 ? null : Number(reply[1])];
-      } catch (error) {
-        this.degrade((error as Error).message);
-      }
-    } else {
-      this.degrade(`the connection is ${this.redis.status}`);
-    }
-    const failures = this.countInMemory(screenKey, window, 'read');
-    if (failures >= screenLimit) return [failures, null];
-    return [failures, this.countInMemory(drawKey, window, 'increment')];
   }
 
   private countInMemory(key: string, window: number, mode: 'increment' | 'read'): number {

@@ -4,7 +4,7 @@ import type { RecordOwner } from '../lib/db/queries/idempotency.ts';
 import type { Submitter } from '../lib/intakes/publishable-keys.ts';
 import type { Services } from '../lib/services.ts';
 import type { HealthProbe } from './health.ts';
-import type { Budget, RateLimiter, RateState } from './rate-limiter.ts';
+import type { RateLimiter, RateState } from './rate-limiter.ts';
 
 export type RateClass = 'read' | 'write' | 'expensive';
 
@@ -61,11 +61,6 @@ declare module '@hapi/hapi' {
   interface RequestApplicationState {
     requestId: string;
     rate?: RateState;
-    /**
-     * The address's budget of failed authentications, when authentication did not read it (a key
-     * answered from the credential cache): the guard reads it with the rate limit (api/auth.ts).
-     */
-    unscreened?: Budget;
     idempotency?: { key: string; replayed: boolean; owner: RecordOwner };
   }
 }

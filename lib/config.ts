@@ -32,22 +32,26 @@ const addressList = z
   )
   .pipe(z.array(z.string().refine(isIpOrCidr, 'addresses or CIDR ranges (10.0.0.0/8, fd00::/8) separated by commas')));
 
-const DEV_SECRET = 'valise-dev-secret-do-not-use-in-production-0000000000';
-// A fixed dev master key (32 bytes of 0x5a), so dev and test data survive restarts.
+// Values that were ever published in this repository as development defaults: no process
+// accepts them, whatever NODE_ENV says. The project's scripts give the processes they start
+// values generated once per checkout instead (scripts/lib.sh, export_local_secrets).
+const KNOWN_DEV_SECRETS = new Set([
+  'valise-dev-secret-do-not-use-in-production-0000000000',
+  'valise-docker-dev-only-secret-change-me-000000',
+]);
+// The dev master key that was published: 32 bytes of 0x5a.
 const DEV_MASTER_KEY = Buffer.alloc(32, 0x5a);
-const DEV_MASTER_KEYS = `dev-1:${DEV_MASTER_KEY.toString('base64')}`;
-// Values that were ever published in this repository: production refuses them.
-const KNOWN_DEV_SECRETS = new Set([DEV_SECRET, 'valise-docker-dev-only-secret-change-me-000000']);
+// The local MinIO's published password (scripts/stack.sh restarts a MinIO still running with it).
+const DEV_S3_SECRET = 'valise-dev-secret';
 const GiB = 1024 ** 3;
 
 /**
- * Why a secret must not guard production data, or null: a value published
- * here, or one so regular that it is no secret (a few distinct characters or
- * bytes, such as a single repeated byte). Random values pass with room to
+ * Why a secret must not guard production data, or null: a value so regular
+ * that it is no secret (a few distinct characters or bytes, such as a single
+ * repeated byte). Random values pass with room to
  * spare: 32 random base64 characters or bytes hold about 25 distinct ones.
  */
-function weakSecret(value: Buffer | string, known: boolean): string | null {
-  if (known) return 'is a published development value';
+function weakSecret(value: Buffer | string): string | null {
   const unit = typeof value === 'string' ? 'character' : 'byte';
   const distinct = new Set<string | number>([...value]).size;
   if (distinct === 1) return `is a single repeated ${unit}`;
@@ -55,13 +59,18 @@ function weakSecret(value: Buffer | string, known: boolean): string | null {
   return null;
 }
 
-/** Production check of MASTER_KEYS: each key's problem, by key id; the format itself is parseKeyring's. */
-function weakMasterKeys(spec: string): string[] {
+/**
+ * Each key's problem, by key id: the published dev key always, weak keys in production; the
+ * format itself is parseKeyring's.
+ */
+function weakMasterKeys(spec: string, production: boolean): string[] {
   return spec.split(',').flatMap((entry) => {
     const [id = '', encoded = ''] = entry.trim().split(':');
     const key = Buffer.from(encoded, 'base64');
+    if (key.equals(DEV_MASTER_KEY)) return [`key "${id}" is a published development value`];
+    if (!production) return [];
     if (key.length < 32) return [`key "${id}" is shorter than 32 bytes`];
-    const problem = weakSecret(key, key.equals(DEV_MASTER_KEY));
+    const problem = weakSecret(key);
     return problem ? [`key "${id}" ${problem}`] : [];
   });
 }
@@ -88,7 +97,7 @@ const schema = z
     S3_REGION: z.string().default('eu-west-1'),
     S3_BUCKET: z.string().default('valise'),
     S3_ACCESS_KEY_ID: z.string().default('valise'),
-    S3_SECRET_ACCESS_KEY: z.string().default('valise-dev-secret'),
+    S3_SECRET_ACCESS_KEY: z.string().optional(),
     // Sockets of the object-store pool that uploads, scans and other internal traffic share (per process).
     S3_MAX_SOCKETS: positive.default(50),
     // Waiting for a pooled socket and connecting; then until the response head; then silence on the socket.
@@ -183,8 +192,24 @@ const schema = z
           'their addresses (CIDR ranges), then remove TRUST_PROXY (docs/configuration.md)',
       });
     }
-    if (env.NODE_ENV === 'production' && !env.VALISE_SECRET) {
-      ctx.addIssue({ code: 'custom', path: ['VALISE_SECRET'], message: 'is required in production' });
+    // No defaults for the secrets: a default would be a published value (docs/configuration.md).
+    const local = 'the project\'s scripts generate local ones (docs/configuration.md, "Local secrets")';
+    for (const name of ['VALISE_SECRET', 'MASTER_KEYS', 'S3_SECRET_ACCESS_KEY'] as const) {
+      if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: `is required: ${local}` });
+    }
+    if (env.VALISE_SECRET && KNOWN_DEV_SECRETS.has(env.VALISE_SECRET)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['VALISE_SECRET'],
+        message: `is a published development value, refused: ${local}`,
+      });
+    }
+    if (env.S3_SECRET_ACCESS_KEY === DEV_S3_SECRET) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['S3_SECRET_ACCESS_KEY'],
+        message: `is a published development value, refused: ${local}`,
+      });
     }
     if (env.NODE_ENV === 'production' && env.WEBHOOK_ALLOW_PRIVATE_TARGETS) {
       ctx.addIssue({
@@ -196,27 +221,23 @@ const schema = z
     if (env.NODE_ENV === 'production' && env.WEBHOOK_HOSTS) {
       ctx.addIssue({ code: 'custom', path: ['WEBHOOK_HOSTS'], message: 'is for development and tests only' });
     }
-    if (env.NODE_ENV === 'production' && !env.MASTER_KEYS) {
-      ctx.addIssue({ code: 'custom', path: ['MASTER_KEYS'], message: 'is required in production' });
+    if (env.MASTER_KEYS) {
+      for (const keyProblem of weakMasterKeys(env.MASTER_KEYS, env.NODE_ENV === 'production')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['MASTER_KEYS'],
+          message: `${keyProblem}, refused: generate keys with \`openssl rand -base64 32\``,
+        });
+      }
     }
-    // A development value, or an obviously weak one, would protect nothing:
-    // refuse to start rather than run with it (docs/configuration.md).
-    const problem = env.VALISE_SECRET && weakSecret(env.VALISE_SECRET, KNOWN_DEV_SECRETS.has(env.VALISE_SECRET));
+    // An obviously weak value would protect nothing: production refuses to start rather than run with it.
+    const problem = env.VALISE_SECRET && weakSecret(env.VALISE_SECRET);
     if (env.NODE_ENV === 'production' && problem) {
       ctx.addIssue({
         code: 'custom',
         path: ['VALISE_SECRET'],
         message: `${problem}, refused in production: generate one with \`openssl rand -base64 48\``,
       });
-    }
-    if (env.NODE_ENV === 'production' && env.MASTER_KEYS) {
-      for (const keyProblem of weakMasterKeys(env.MASTER_KEYS)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['MASTER_KEYS'],
-          message: `${keyProblem}, refused in production: generate keys with \`openssl rand -base64 32\``,
-        });
-      }
     }
   });
 
@@ -246,7 +267,7 @@ function toConfig(env: z.infer<typeof schema>) {
       region: env.S3_REGION,
       bucket: env.S3_BUCKET,
       accessKeyId: env.S3_ACCESS_KEY_ID,
-      secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+      secretAccessKey: env.S3_SECRET_ACCESS_KEY ?? '',
       maxSockets: env.S3_MAX_SOCKETS,
       connectTimeoutMs: env.S3_CONNECT_TIMEOUT,
       requestTimeoutMs: env.S3_REQUEST_TIMEOUT,
@@ -267,7 +288,7 @@ function toConfig(env: z.infer<typeof schema>) {
       requireTLS: env.SMTP_REQUIRE_TLS,
       auth: env.SMTP_USER && env.SMTP_PASSWORD ? { user: env.SMTP_USER, pass: env.SMTP_PASSWORD } : undefined,
     },
-    secret: env.VALISE_SECRET ?? DEV_SECRET,
+    secret: env.VALISE_SECRET ?? '',
     rateLimits: {
       read: env.RATE_LIMIT_READ,
       write: env.RATE_LIMIT_WRITE,
@@ -290,7 +311,7 @@ function toConfig(env: z.infer<typeof schema>) {
       retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
       disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
     },
-    masterKeys: { spec: env.MASTER_KEYS ?? DEV_MASTER_KEYS, currentId: env.MASTER_KEY_ID },
+    masterKeys: { spec: env.MASTER_KEYS ?? '', currentId: env.MASTER_KEY_ID },
     transfers: {
       maxFileBytes: env.TRANSFER_MAX_FILE_BYTES,
       maxFiles: env.TRANSFER_MAX_FILES,

@@ -50,6 +50,8 @@ start() {
   choose_services
   export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:$POSTGRES_PORT/valise}
   export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT/0}
+  # make up exported the profile's secrets; started alone, the processes get them here.
+  if [ -z "${VALISE_SECRET:-}" ]; then export_local_secrets; fi
 
   for ((i = 1; i <= WORKERS; i++)); do
     spawn "worker-$i" sh scripts/node.sh workers/main.ts

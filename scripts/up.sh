@@ -26,6 +26,10 @@ if [ -n "${REDIS_URL:-}" ]; then export OWN_REDIS=0; fi
 choose_services
 scripts/setup.sh
 scripts/stack.sh start dev
+# The profile's own secrets (docs/configuration.md, "Local secrets"); npm run admin in another
+# shell needs them too.
+export_local_secrets
+log "up: for npm run admin in another shell: set -a; . ${DATA#"$ROOT"/}/secrets.env; set +a"
 if [ -z "${DATABASE_URL:-}" ]; then
   describe_services
   ensure_database valise

@@ -162,7 +162,7 @@ test.serial('a workspace read budget is one budget across both processes', async
 });
 
 test.serial(
-  'an address past its failure budget is refused by both processes, even with a good cached key',
+  'an address past its failure budget is refused by both processes, except with a good cached key',
   async (t) => {
     await intoFreshWindow();
     const ws = await workspace('Failure budget');
@@ -174,10 +174,15 @@ test.serial(
     for (let i = 0; i < FAILURE_BUDGET; i++) statuses.push((await me(i % 2 === 0 ? a : b, bad, attacker)).status);
     t.deepEqual(statuses, Array(FAILURE_BUDGET).fill(401));
     for (const api of [a, b]) {
-      const refused = await me(api, ws.keys.live, attacker);
+      const refused = await me(api, bad, attacker);
       t.is(refused.status, 429, refused.text);
       t.regex(refused.body.error.message, /failed authentications/);
-      t.is((await me(api, bad, attacker)).status, 429);
+      // The people behind the attacker's NAT keep working with the keys they use (used from
+      // elsewhere just before: a key changed by another test empties the caches).
+      await eventually(async () => {
+        await me(api, ws.keys.live, nextAddress());
+        return (await me(api, ws.keys.live, attacker)).status === 200 ? true : undefined;
+      }, 5_000);
     }
     t.is((await me(b, ws.keys.live, '198.51.100.41')).status, 200, 'a neighbour is not blocked');
   },
@@ -230,7 +235,8 @@ test.serial('through the balancer, the client address is the one haproxy saw, no
   // for the rest of the minute: the last test of the file.
   const bad = `svc_live_${'Z'.repeat(40)}`;
   for (let i = 0; i < FAILURE_BUDGET; i++) t.is((await through(bad, `203.0.113.${i + 1}`)).status, 401);
-  const refused = await through(ws.keys.live, '203.0.113.200');
+  // (A key the process holds would pass a blocked address: one it must look up shows the block.)
+  const refused = await through(bad, '203.0.113.200');
   t.is(refused.status, 429, 'the forged addresses did not escape the budget of 127.0.0.1');
   t.is((await me(b, ws.keys.live, nextAddress())).status, 200, 'another address is not blocked');
 });

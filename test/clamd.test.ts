@@ -9,7 +9,7 @@ import { freePort } from './helpers/ports.ts';
 
 // Against the test stack's clamd (CLAMD_PORT), which loads the signatures in
 // ops/clamav, plus a private clamd with a 1 MiB StreamMaxLength for the
-// too-large cases (the shared one allows 1024M, too much to send in a test).
+// too-large cases (the shared one allows 2 GiB, too much to send in a test).
 
 const { clamd } = loadConfig();
 const scanner = createScanner({ host: clamd.host, port: clamd.port, timeoutMs: 30_000 });

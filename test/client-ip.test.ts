@@ -98,11 +98,11 @@ test('TRUSTED_PROXIES: a socket peer outside the list makes X-Forwarded-For coun
 });
 
 test('TRUST_PROXY=true (first entry believed) is refused at start-up, naming its replacements', (t) => {
-  const error = t.throws(() => loadConfig({ TRUST_PROXY: 'true' }));
+  const error = t.throws(() => loadConfig({ ...process.env, TRUST_PROXY: 'true' }));
   t.regex(error?.message ?? '', /TRUST_PROXY.*TRUST_PROXY_HOPS.*TRUSTED_PROXIES/s);
-  t.notThrows(() => loadConfig({ TRUST_PROXY: 'false' }));
-  t.throws(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.0/33' }), { message: /TRUSTED_PROXIES/ });
-  t.throws(() => loadConfig({ TRUSTED_PROXIES: 'proxy.internal' }), { message: /TRUSTED_PROXIES/ });
+  t.notThrows(() => loadConfig({ ...process.env, TRUST_PROXY: 'false' }));
+  t.throws(() => loadConfig({ ...process.env, TRUSTED_PROXIES: '10.0.0.0/33' }), { message: /TRUSTED_PROXIES/ });
+  t.throws(() => loadConfig({ ...process.env, TRUSTED_PROXIES: 'proxy.internal' }), { message: /TRUSTED_PROXIES/ });
 });
 
 const HSTS = /^max-age=(\d+); includeSubDomains$/;
@@ -141,7 +141,7 @@ test('HSTS: a connection that is itself TLS counts as TLS, with or without proxi
       headers: { 'x-forwarded-proto': 'http' },
     }) as unknown as Request;
   for (const env of [{}, { TRUST_PROXY_HOPS: '1' }]) {
-    const config = loadConfig(env);
+    const config = loadConfig({ ...process.env, ...env });
     t.true(servedOverTls(request(true), config));
     t.false(servedOverTls(request(false), config));
   }

@@ -1,4 +1,6 @@
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import test from 'ava';
+import { APPLICATION_NAME } from '../lib/api-keys/credential-cache.ts';
 import { sql } from '../lib/db/sql.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 
@@ -75,7 +77,8 @@ test('while a server cannot hear changes it does not cache, and it caches again 
   const key = await cachedEverywhere();
   // Cut b's LISTEN connection (and a's: both listen on the same channel).
   await a.services.db.query(sql.unsafe`
-    SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN valise_api_keys_changed'`);
+    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+    WHERE application_name = ${APPLICATION_NAME} AND datname = current_database()`);
   await new Promise((resolve) => setTimeout(resolve, 100));
   // A change nobody announces to b now (its connection is being re-opened) is still seen at once.
   await a.services.db.query(
@@ -87,9 +90,99 @@ test('while a server cannot hear changes it does not cache, and it caches again 
   // Listening again, b caches and hears changes again.
   const next = await eventually(async () => {
     const listeners = await a.services.db.oneFirst(sql.unsafe`
-      SELECT count(*)::int FROM pg_stat_activity WHERE query = 'LISTEN valise_api_keys_changed'`);
+      SELECT count(*)::int FROM pg_stat_activity
+      WHERE application_name = ${APPLICATION_NAME} AND datname = current_database()`);
     return Number(listeners) >= 2 ? cachedEverywhere() : undefined;
   }, 10_000);
   await a.services.db.query(sql.unsafe`UPDATE api_keys SET is_active = false WHERE id = ${next.id}`);
   t.true((await refusedWithin(b, next.key, 'revoked_api_key')) < 1_000);
 });
+
+/**
+ * A loopback proxy in front of PostgreSQL that can black-hole the LISTEN connections passing
+ * through it: their bytes are dropped both ways and the sockets stay open, as behind a NAT that
+ * forgot the connection. The proxy tells them from the others by the LISTEN in their plain-text
+ * protocol.
+ */
+async function listenBlackHole() {
+  const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/valise');
+  let holing = false;
+  const listeners = new Set<{ client: Socket; upstream: Socket; silenced: boolean }>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    const pair = { client, upstream, silenced: false };
+    client.on('data', (data: Buffer) => {
+      if (!listeners.has(pair) && data.includes('LISTEN valise_api_keys_changed')) {
+        listeners.add(pair);
+        if (holing) pair.silenced = true;
+      }
+      if (!pair.silenced) upstream.write(data);
+    });
+    upstream.on('data', (data: Buffer) => {
+      if (!pair.silenced) client.write(data);
+    });
+    const close = () => {
+      listeners.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const proxied = new URL(target);
+  proxied.port = String((server.address() as AddressInfo).port);
+  return {
+    url: proxied.toString(),
+    /** LISTEN connections still passing bytes. */
+    live: () => [...listeners].filter((pair) => !pair.silenced).length,
+    blackHole() {
+      holing = true;
+      for (const pair of listeners) pair.silenced = true;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const pair of listeners) pair.client.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+// Serial: ava runs it before the others, one of which cuts every LISTEN connection of the database.
+test.serial(
+  'a server whose LISTEN connection goes silent without closing stops serving cached keys within seconds',
+  async (t) => {
+    const proxy = await listenBlackHole();
+    t.teardown(() => proxy.close());
+    const c = await startApi({ DATABASE_URL: proxy.url });
+    t.teardown(() => c.close());
+    await eventually(async () => (proxy.live() === 1 ? true : undefined), 5_000, 20);
+    const made = await a.call('POST', '/v1/api-keys', {
+      key: ws.keys.live,
+      body: { name: 'behind a NAT', key_type: 'restricted', scopes: ['transfers:read'] },
+    });
+    t.is(made.status, 201, made.text);
+    for (let i = 0; i < 2; i++) t.is((await me(c, made.body.key)).status, 200);
+
+    // The connection is now dead in all but name: no error, no end, no notification.
+    proxy.blackHole();
+    await a.services.db.query(
+      sql.unsafe`UPDATE api_keys SET revoked_at = ms_now(), is_active = false WHERE id = ${made.body.id}`,
+    );
+    const start = Date.now();
+    await eventually(
+      async () => {
+        const answer = await me(c, made.body.key);
+        return answer.status === 401 && answer.body.error.code === 'revoked_api_key' ? true : undefined;
+      },
+      15_000,
+      50,
+    );
+    const refusedAfter = Date.now() - start;
+    t.log(`refused after ${refusedAfter} ms`);
+    // Served from the cache for at most 3 s after its last answered heartbeat (lib/api-keys/credential-cache.ts).
+    t.true(refusedAfter < 5_000, `refused after ${refusedAfter} ms`);
+    // A key still valid keeps working, looked up in the database, while the connection is replaced.
+    t.is((await me(c, ws.keys.live)).status, 200);
+  },
+);

@@ -2,14 +2,11 @@ import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import { holdsScope } from '../../lib/api-keys/scopes.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { addressBucket } from '../../lib/net/address-bucket.ts';
-import { failureBudgetSpent } from '../auth.ts';
 import { clientIp } from '../client-ip.ts';
 import type { Budget, RateDecision } from '../rate-limiter.ts';
 import { routeSettings } from '../types.ts';
 
 // After authentication: draw from the rate budget, then check the scope.
-// A key answered from the credential cache has its address's failure budget
-// read here too, with the draw (api/auth.ts).
 // Authenticated calls spend their workspace's budget for the route's class;
 // public routes spend a per-address budget. Without Redis the limiter counts
 // in process (api/rate-limiter.ts): it never lets requests through unlimited.
@@ -41,21 +38,7 @@ export async function onPostAuth(request: Request, h: ResponseToolkit): Promise<
   return h.continue;
 }
 
-/**
- * Draws from the rate budget and, when authentication left it unread, checks the address's budget
- * of failed authentications first (a blocked address gets 429 whatever its key): both in one round
- * trip to Redis.
- */
+/** Draws from the rate budget; null for a route that has none. */
 async function drawFromBudgets(request: Request, draw: Budget | null): Promise<RateDecision | null> {
-  const { rateLimiter } = request.server.app;
-  const screen = request.app.unscreened;
-  if (!screen) return draw && (await rateLimiter.take(draw.bucket, draw.limit));
-  if (!draw) {
-    const standing = await rateLimiter.peek(screen.bucket, screen.limit);
-    if (!standing.allowed) throw failureBudgetSpent(screen, standing);
-    return null;
-  }
-  const { screened, drawn } = await rateLimiter.screenThenTake(screen, draw);
-  if (!drawn) throw failureBudgetSpent(screen, screened);
-  return drawn;
+  return draw && (await request.server.app.rateLimiter.take(draw.bucket, draw.limit));
 }

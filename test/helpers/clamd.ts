@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -8,7 +8,7 @@ import { createScanner, type Scanner } from '../../lib/scan/clamd.ts';
 import { freePort } from './ports.ts';
 
 // A clamd of a test's own, with a 1 MiB StreamMaxLength (the shared one allows
-// 1024M, too much to send in a test), loading the project's signatures.
+// 2 GiB, too much to send in a test), loading the project's signatures.
 
 export type PrivateClamd = { port: number; scanner: Scanner; stop: () => Promise<void> };
 
@@ -27,6 +27,8 @@ export function findClamd(): string | undefined {
 // Mirrors the clamd.conf that scripts/stack.sh writes, with a 1 MiB stream limit.
 export async function startClamd(binary: string): Promise<PrivateClamd> {
   const dir = await mkdtemp(join(tmpdir(), 'valise-clamd-'));
+  // Its spool on a RAM filesystem too, when there is one (scripts/stack.sh, clamd_tmp).
+  const spool = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : dir, 'valise-clamd-'));
   const port = await freePort();
   const conf = join(dir, 'clamd.conf');
   await writeFile(
@@ -38,7 +40,7 @@ export async function startClamd(binary: string): Promise<PrivateClamd> {
       `DatabaseDirectory ${fileURLToPath(new URL('../../ops/clamav', import.meta.url))}`,
       `PidFile ${join(dir, 'clamd.pid')}`,
       `LogFile ${join(dir, 'clamd.log')}`,
-      `TemporaryDirectory ${dir}`,
+      `TemporaryDirectory ${spool}`,
       'StreamMaxLength 1M',
       'MaxFileSize 2M',
       'MaxScanSize 4M',
@@ -51,6 +53,7 @@ export async function startClamd(binary: string): Promise<PrivateClamd> {
     if (child.exitCode === null) child.kill('SIGTERM');
     await exited;
     await rm(dir, { recursive: true, force: true });
+    await rm(spool, { recursive: true, force: true });
   };
   const scanner = createScanner({ host: '127.0.0.1', port, timeoutMs: 10_000 });
   const deadline = Date.now() + 60_000;
