@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Valise, WebhookVerificationError } from '../../../sdk/src/index.ts';
+import { Valise, ValiseError } from '../../../sdk/src/index.ts';
 import { expectPositionals, parseCommand } from '../args.ts';
 import type { Context } from '../context.ts';
 import { UsageError } from '../exit-codes.ts';
@@ -83,7 +83,10 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     const event = await Valise.webhooks.verify(new Uint8Array(body), toHeaders(request), options.secrets);
     type = event.type;
   } catch (error) {
-    const message = error instanceof WebhookVerificationError ? error.message : 'The body is not JSON';
+    // A WebhookVerificationError names what failed (a signed body that is not JSON included); an
+    // InvalidArgumentError names a malformed --secret.
+    if (!(error instanceof ValiseError)) throw error;
+    const { message } = error;
     options.log(
       { object: 'delivery', event_id: eventId, verified: false, error: message, forwarded: false },
       `✗ ${eventId}  rejected: ${visible(message)}`,
