@@ -242,6 +242,8 @@ test('a clock that is not a number is a programming error, not a pass', async (t
   ]) {
     const wrong = { instanceOf: InvalidArgumentError, message: /^(now|toleranceSeconds): / };
     await t.throwsAsync(verifyStandard(PAYLOAD, await mint(), SECRET, options), wrong);
+    // Before anything of the delivery is looked at, so the mistake shows whatever comes in.
+    await t.throwsAsync(verifyStandard(PAYLOAD, {}, SECRET, options), wrong);
     const header = await signLegacy({ timestamp: NOW, payload: PAYLOAD, secret: SECRET });
     await t.throwsAsync(verifyLegacy(PAYLOAD, header, SECRET, options), wrong);
   }

@@ -176,20 +176,26 @@ function requireHeader(headers: Map<string, HeaderValue>, name: string): string 
   return value;
 }
 
-/** Parses the timestamp and checks it against the clock, edges included. */
-function checkFreshness(value: string, header: string, { now, toleranceSeconds }: VerifyOptions): number {
+type Clock = { nowSeconds: number; tolerance: number };
+
+/** The options as whole seconds, checked: NaN compares false both ways and would let any timestamp through. */
+function clockOf(options: VerifyOptions): Clock {
+  const { now, toleranceSeconds } = options ?? {};
   const nowMs = now instanceof Date ? now.getTime() : now;
   const tolerance = toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
-  // NaN compares false both ways and would let any timestamp through.
   if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) {
     throw new InvalidArgumentError('now', 'expected a Date or milliseconds since the epoch (Date.now())');
   }
   if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0) {
     throw new InvalidArgumentError('toleranceSeconds', 'expected a non-negative number of seconds');
   }
+  return { nowSeconds: Math.floor(nowMs / 1000), tolerance };
+}
+
+/** Parses the timestamp and checks it against the clock, edges included. */
+function checkFreshness(value: string, header: string, { nowSeconds, tolerance }: Clock): number {
   if (!TIMESTAMP.test(value)) throw new WebhookVerificationError(`Invalid ${header}: not an integer`);
   const timestamp = Number(value);
-  const nowSeconds = Math.floor(nowMs / 1000);
   if (nowSeconds - timestamp > tolerance) throw new WebhookVerificationError('Message timestamp too old');
   if (timestamp - nowSeconds > tolerance) throw new WebhookVerificationError('Message timestamp too new');
   return timestamp;
@@ -233,7 +239,7 @@ function secretsOf(secret: string | readonly string[]): Uint8Array<ArrayBuffer>[
 
 /**
  * Verifies a Standard Webhooks delivery against the raw body and returns the
- * parsed JSON. Checks, in order: the secrets, the three headers, the timestamp
+ * parsed JSON. Checks, in order: the secrets and the clock, the three headers, the timestamp
  * (an integer within the tolerance), then any `v1,` signature matching in
  * constant time; other versions (`v1a,` and so on) are skipped. Several
  * secrets may be given during a rotation; any one matching is enough. Throws
@@ -246,11 +252,12 @@ export async function verifyStandard(
   options: VerifyOptions,
 ): Promise<unknown> {
   const keys = secretsOf(secret);
+  const clock = clockOf(options);
   const normalised = lowerCased(headers);
   const id = requireHeader(normalised, 'webhook-id');
   const timestampValue = requireHeader(normalised, 'webhook-timestamp');
   const signatures = requireHeader(normalised, 'webhook-signature');
-  const timestamp = checkFreshness(timestampValue, 'webhook-timestamp', options);
+  const timestamp = checkFreshness(timestampValue, 'webhook-timestamp', clock);
   const entries = signatures.split(' ').flatMap((entry) => {
     const comma = entry.indexOf(',');
     return comma !== -1 && entry.slice(0, comma) === 'v1' ? [entry.slice(comma + 1)] : [];
@@ -273,6 +280,7 @@ export async function verifyLegacy(
   options: VerifyOptions,
 ): Promise<unknown> {
   const keys = secretsOf(secret);
+  const clock = clockOf(options);
   if (header === undefined || header === '') throw new WebhookVerificationError('Missing x-service-signature header');
   if (typeof header !== 'string') throw new WebhookVerificationError('More than one x-service-signature header');
   const timestamps: string[] = [];
@@ -289,7 +297,7 @@ export async function verifyLegacy(
   if (timestamps.length !== 1 || timestampValue === undefined) {
     throw new WebhookVerificationError('Invalid x-service-signature: expected exactly one t=');
   }
-  const timestamp = checkFreshness(timestampValue, 'x-service-signature timestamp', options);
+  const timestamp = checkFreshness(timestampValue, 'x-service-signature timestamp', clock);
   for (const key of keys) {
     const expected = await legacyDigest(key, timestamp, payload);
     if (signatures.some((signature) => sameSignature(expected, signature))) return parseVerified(payload);
