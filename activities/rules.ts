@@ -100,7 +100,7 @@ export function createRuleActivities(deps: RuleActivityDeps) {
       const url = String(rule.action_config.url);
       if (!rule.secret_sealed) throw failNow('this webhook rule has no signing secret', 'NoSecret');
       const body = envelopeOf(event);
-      const headers = deliveryHeaders({
+      const headers = await deliveryHeaders({
         id: event.id,
         timestamp: Math.floor(Date.now() / 1000),
         payload: body,

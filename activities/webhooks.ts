@@ -65,7 +65,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
 
     const now = new Date();
     const body = envelopeOf(event);
-    const headers = deliveryHeaders({
+    const headers = await deliveryHeaders({
       id: event.id,
       timestamp: Math.floor(now.getTime() / 1000),
       payload: body,

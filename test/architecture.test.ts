@@ -40,10 +40,11 @@ const MAY_IMPORT: Record<Layer, { values: Layer[]; typesOnly?: Layer[] }> = {
 const STARTS_WORKFLOWS = new Set(['lib/temporal.ts', 'lib/rules/plan.ts', 'lib/webhooks/sender.ts']);
 
 /**
- * Formats written once for the server and the browser: dependency-free modules of the SDK that
- * lib/ imports as they are (the ZIP writer, docs/transfers.md "Download all as ZIP").
+ * Formats written once for the server and the browser: modules of the SDK, free of Node and of
+ * the server, that lib/ imports as they are (the ZIP writer, docs/transfers.md "Download all as
+ * ZIP"; the webhook signature scheme, docs/webhooks.md "Signatures", which customers verify with).
  */
-const SHARED_WITH_SDK = new Set(['sdk/src/zip.ts']);
+const SHARED_WITH_SDK = new Set(['sdk/src/zip.ts', 'sdk/src/webhook-signature.ts']);
 
 function allowed(edge: ImportEdge): boolean {
   const rule = MAY_IMPORT[layerOf(edge.from)];

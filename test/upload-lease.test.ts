@@ -57,9 +57,14 @@ test('a slow upload keeps its lease past the lease time: a second PUT of the fil
   const intruder = await put(url, bytes);
   t.is(intruder.status, 409, JSON.stringify(intruder.body));
   t.regex(intruder.body?.error?.message ?? '', /in progress/);
+  // What a client whose PUT broke off asks, to know it should wait rather than count a failure.
+  const during = (await (await fetch(url)).json()) as { upload_in_progress?: boolean };
+  t.is(during.upload_in_progress, true);
 
   const finished = await slow;
   t.is(finished.status, 200, finished.body);
+  const after = (await (await fetch(url)).json()) as { upload_in_progress?: boolean };
+  t.is(after.upload_in_progress, false, 'the lease is released with the request');
   await waitForTransfer(api, ws.keys.live, created.transfer.id, (tr) => tr.status === 'active');
   const link = (await links(api, created.transfer.short_code)).body.files[0].download_url;
   const downloaded = await fetchBytes(link);

@@ -78,9 +78,7 @@ test('an event reaches its webhook signed in both formats, and the attempt and c
   t.is(verified.data.transfer.status, 'scanning');
   t.deepEqual(Object.keys(verified).sort(), ['data', 'id', 'timestamp', 'type']);
   t.is(headers['webhook-id'], eventId);
-  t.notThrows(() =>
-    verifyLegacy(delivery.body, headers['x-service-signature'], secret, { now: Math.floor(Date.now() / 1000) }),
-  );
+  await t.notThrowsAsync(verifyLegacy(delivery.body, headers['x-service-signature'], secret, { now: Date.now() }));
   t.is(headers['content-type'], 'application/json');
   t.regex(headers['user-agent'] ?? '', /^Valise-Webhooks\//);
 
@@ -306,11 +304,8 @@ test('during a secret rotation each delivery is signed with both secrets', async
   t.is(String(delivered.headers['webhook-signature']).split(' ').length, 2);
   t.notThrows(() => new Webhook(oldSecret).verify(delivered.body, headersOf(delivered)));
   t.notThrows(() => new Webhook(newSecret).verify(delivered.body, headersOf(delivered)));
-  t.notThrows(
-    () =>
-      verifyLegacy(delivered.body, delivered.headers['x-service-signature'], newSecret, {
-        now: Math.floor(Date.now() / 1000),
-      }),
+  await t.notThrowsAsync(
+    verifyLegacy(delivered.body, delivered.headers['x-service-signature'], newSecret, { now: Date.now() }),
     'legacy: the current secret',
   );
 });

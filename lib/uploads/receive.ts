@@ -65,6 +65,18 @@ export function uploadOffset(file: StoredFile): number {
 }
 
 /**
+ * Whether a request is sending the file now (it holds the lease), so that a PUT is refused with
+ * 409. A client that was refused may not have seen the 409: the server answers it before reading
+ * the body and closes the connection, which a client still sending sees as a broken pipe. This
+ * tells it to wait for the lease rather than count a failed attempt.
+ */
+export async function uploadInProgressNow(services: Services, target: UploadTarget): Promise<boolean> {
+  if (target.file.upload_state === 'uploaded') return false;
+  const { leaseMs } = services.config.transfers.uploads;
+  return createUploadQueries(services.db, target.table, leaseMs).leaseHeld(target.file.id);
+}
+
+/**
  * What a request says it carries: `range`, bytes `start` to `end` (exclusive) of a file of `total`
  * bytes, absent for the whole file, or `unreadable` when it said so in a way we cannot read; and
  * `length`, how many bytes its body holds, when it says.

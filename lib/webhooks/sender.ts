@@ -160,10 +160,10 @@ export function startSender(options: SenderOptions): Sender {
   }
 
   /** Signs at the moment of sending, so the timestamp is the attempt's; an HTTP failure is a result. */
-  function post(row: LeasedDelivery): Promise<PostResult> {
+  async function post(row: LeasedDelivery): Promise<PostResult> {
     const now = new Date();
     const body = envelopeOf(row.event);
-    const headers = deliveryHeaders({
+    const headers = await deliveryHeaders({
       id: row.event.id,
       timestamp: Math.floor(now.getTime() / 1000),
       payload: body,

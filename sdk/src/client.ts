@@ -158,7 +158,9 @@ export class HttpClient {
         const response = await this.#fetch(url, init);
         timeout.keepUntilBodyRead(response);
         if (response.ok) return response;
-        failure = errorFromResponse(response.status, response.headers, await response.text());
+        // An answer sent before the request's body was all read (a 409 on a busy upload) comes with
+        // the connection closed, which may cut its own body short: the status still says it.
+        failure = errorFromResponse(response.status, response.headers, await response.text().catch(() => ''));
       } catch (cause) {
         timeout.clear();
         failure = connectionFailure(cause, spec, timeout.timedOut());

@@ -10,6 +10,7 @@ import {
 import { fileKey, linkKeyFrom } from './crypto/link-key.ts';
 import { createDecryptStream } from './crypto/val1.ts';
 import { InvalidArgumentError, ValiseError } from './errors.ts';
+import { directoryOf } from './local-directory.ts';
 import type { Shares } from './resources/shares.ts';
 import { resumableBody } from './resumable-body.ts';
 import { countBytes } from './sources.ts';
@@ -24,13 +25,19 @@ export type DownloadSink = ((file: SharedFile) => WritableStream<Uint8Array> | P
    * refuse (`toDirectory` throws FileExistsError when a file is already there).
    */
   check?: ((files: SharedFile[]) => void | Promise<void>) | undefined;
+  /** Optional: where the sink put each file, by file id (`toDirectory` keeps it); becomes each file's `path`. */
+  readonly paths?: ReadonlyMap<string, string> | undefined;
 };
 
 export type DownloadParams = {
   /** When the transfer has one. */
   password?: string | undefined;
-  /** Where each file's plaintext goes; `toDirectory(dir)` from `@valise/sdk/node` writes files to disk. */
-  to: DownloadSink;
+  /**
+   * Where each file's plaintext goes: a directory's path or `file:` URL (Node, Deno, Bun), written
+   * as `toDirectory(path)` from `@valise/sdk/node` writes it (existing files refused), or a sink
+   * such as `toDirectory(path, { overwrite: true })`.
+   */
+  to: DownloadSink | string | URL;
   /** Only these files (ids); default all. */
   fileIds?: string[] | undefined;
   onProgress?: ((progress: { fileId: string; name: string; bytes: number }) => void) | undefined;
@@ -42,11 +49,14 @@ export type DownloadParams = {
 export type DownloadedFile = SharedFile & {
   /** Plaintext bytes written. */
   bytes: number;
+  /** Where the file was written, when `to` is a directory (a path, or a `toDirectory` sink). */
+  path?: string | undefined;
 };
 
 export async function downloadShare(shares: Shares, shareUrl: string, params: DownloadParams) {
   const code = shortCodeOf(expectHttpUrl(shareUrl, 'shareUrl', 'a share link'));
   checkDownloadParams(params);
+  const sink = typeof params.to === 'function' ? params.to : directoryOf(params.to, 'to');
   let shared = await shares.get(code, { signal: params.signal });
   // Behind a password the view names no file until it is unlocked.
   if (shared.files === null) {
@@ -64,7 +74,7 @@ export async function downloadShare(shares: Shares, shareUrl: string, params: Do
   }
   const wanted = params.fileIds ? new Set(params.fileIds) : null;
   // Before the download is counted: the sink may refuse (a file that exists, say).
-  await params.to.check?.(sharedFiles.filter((file) => !wanted || wanted.has(file.id)));
+  await sink.check?.(sharedFiles.filter((file) => !wanted || wanted.has(file.id)));
   const links = await shares.downloadLinks(code, params.password === undefined ? {} : { password: params.password }, {
     signal: params.signal,
   });
@@ -89,8 +99,9 @@ export async function downloadShare(shares: Shares, shareUrl: string, params: Do
         params.onProgress?.({ fileId: file.id, name: file.name, bytes });
       }),
     );
-    await counted.pipeTo(await params.to(file), params.signal ? { signal: params.signal } : {});
-    files.push({ ...file, bytes });
+    await counted.pipeTo(await sink(file), params.signal ? { signal: params.signal } : {});
+    const path = sink.paths?.get(file.id);
+    files.push(path === undefined ? { ...file, bytes } : { ...file, bytes, path });
   }
   return { transfer: shared, files };
 }
@@ -103,11 +114,13 @@ function shortCodeOf(url: URL): string {
 
 function checkDownloadParams(params: unknown): asserts params is DownloadParams {
   expectObject(params, 'params');
-  expectFunction(
-    params.to,
-    'to',
-    'a function (file) => WritableStream, such as toDirectory(dir) from @valise/sdk/node',
-  );
+  if (typeof params.to !== 'string' && !(params.to instanceof URL)) {
+    expectFunction(
+      params.to,
+      'to',
+      "a directory's path, or a function (file) => WritableStream such as toDirectory(dir) from @valise/sdk/node",
+    );
+  }
   const ids = params.fileIds;
   if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => typeof id === 'string'))) {
     throw new InvalidArgumentError('fileIds', `expected an array of file ids (strings); got ${describe(ids)}`);

@@ -11,17 +11,16 @@ import type { FileSource } from './file-source.ts';
 // (Node 22.3+, Deno, Bun) only when a path is actually given, and no bundler
 // ever sees `node:fs`.
 
-type NodeModules = { fs: typeof NodeFs; path: typeof NodePath; url: typeof NodeUrl };
+export type NodeModules = { fs: typeof NodeFs; path: typeof NodePath; url: typeof NodeUrl };
 
-function nodeModules(param: string): NodeModules {
+/** Node's fs, path and url, or an InvalidArgumentError naming `param` and saying what to pass instead. */
+export function nodeModules(
+  param: string,
+  elsewhere = 'file paths and file: URLs can be read only in Node (22.3 or later), Deno or Bun; here pass a File or { blob, name }',
+): NodeModules {
   const processObject = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const load = processObject?.getBuiltinModule;
-  if (typeof load !== 'function') {
-    throw new InvalidArgumentError(
-      param,
-      'file paths and file: URLs can be read only in Node (22.3 or later), Deno or Bun; here pass a File or { blob, name }',
-    );
-  }
+  if (typeof load !== 'function') throw new InvalidArgumentError(param, elsewhere);
   return {
     fs: load.call(processObject, 'node:fs') as typeof NodeFs,
     path: load.call(processObject, 'node:path') as typeof NodePath,
@@ -30,7 +29,7 @@ function nodeModules(param: string): NodeModules {
 }
 
 /** The path a file: URL points at. */
-function pathOfUrl(url: URL, param: string, modules: NodeModules): string {
+export function pathOfUrl(url: URL, param: string, modules: NodeModules): string {
   if (url.protocol !== 'file:') {
     throw new InvalidArgumentError(
       param,

@@ -50,7 +50,8 @@ export async function uploadFile(http: HttpClient, target: UploadTarget, source:
       // The server still holds the lease of a request that broke off (a killed process, a cut
       // connection) until it notices, which takes longer on a busy server: wait for it, apart from
       // the resume budget.
-      if (uploadInProgress(error) && busyWaits < BUSY_WAITS) {
+      const busy = uploadInProgress(error) || (brokenOff(error) && (await leaseHeld(http, target.url, options.signal)));
+      if (busy && busyWaits < BUSY_WAITS) {
         busyWaits++;
         await sleep(1000, options.signal);
         continue;
@@ -67,6 +68,36 @@ const BUSY_WAITS = 30;
 /** 409 without an offset to resume from: another request (or a dead one) holds the upload. */
 function uploadInProgress(error: ValiseError): boolean {
   return error instanceof ConflictError && error.body.upload_offset === undefined;
+}
+
+/**
+ * A connection that failed without an answer. The server refuses a busy upload with a 409 before
+ * it reads the body, and closes the connection: a client still sending (slower than the network
+ * carries) writes into the closed connection before it reads the 409, and sees EPIPE or
+ * ECONNRESET instead.
+ */
+function brokenOff(error: ValiseError): boolean {
+  return error instanceof ConnectionError && error.code === 'connection_error';
+}
+
+/**
+ * Whether another request holds the upload's lease now (`upload_in_progress` of `GET <url>`). False
+ * when the server cannot say, so that a real failure still counts against the resume budget.
+ */
+async function leaseHeld(http: HttpClient, url: string, signal: AbortSignal | undefined): Promise<boolean> {
+  try {
+    const status = await http.json<{ upload_in_progress?: unknown }>({
+      method: 'GET',
+      path: url,
+      authenticate: false,
+      signal,
+      maxRetries: 0,
+    });
+    return status?.upload_in_progress === true;
+  } catch (error) {
+    if (error instanceof ValiseError && error.code === 'aborted') throw error;
+    return false;
+  }
 }
 
 function resumable(error: ValiseError): boolean {

@@ -241,6 +241,13 @@ test('listen verifies signatures and forwards only the good deliveries', async (
   t.is(bad.status, 400);
   t.is(((await bad.json()) as { error: { code: string } }).error.code, 'webhook_verification_failed');
   t.is(app.received.length, 1);
+
+  // A mistyped secret stops it before it listens, without echoing the secret.
+  const truncated = secret.slice(0, -5);
+  const mistyped = await valise.run(['listen', '--port', '0', '--forward-to', app.url('/app'), '--secret', truncated]);
+  t.is(mistyped.code, 1, mistyped.stderr);
+  t.regex(mistyped.stderr, /--secret: Malformed webhook secret: expected whsec_<base64>/);
+  t.false(mistyped.stderr.includes(truncated.slice('whsec_'.length)));
 });
 
 test('audit --json lists the workspace audit log', async (t) => {

@@ -1,5 +1,5 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import {
@@ -190,4 +190,57 @@ test('toDirectory refuses an existing file before a download is counted, replace
   t.deepEqual(paths, [join(out, '_..'), join(out, 'kept.txt'), join(out, '_.profile')]);
   for (const path of paths) t.true((await readFile(path ?? '')).equals(bytes));
   t.deepEqual((await readdir(out)).sort(), ['_..', '_.profile', 'kept.txt'], 'no temporary file is left');
+});
+
+test('transfers.download takes a directory path or file: URL as `to`, written as toDirectory writes it', async (t) => {
+  const first = content(200_000);
+  const second = content(5_000);
+  const sent = await sdk.valise.transfers.send({
+    files: [
+      { blob: new Blob([new Uint8Array(first)]), name: 'report.pdf' },
+      { blob: new Blob([new Uint8Array(second)]), name: '.hidden.txt' },
+    ],
+  });
+  await waitForTransfer(sdk.api, sdk.ws.keys.live, sent.transfer.id, (transfer) => transfer.status === 'active');
+
+  // A relative path, as `./dir` would be, resolved against the working directory; created if missing.
+  const out = join(sdk.dir, 'by-path', 'nested');
+  const result = await sdk.valise.transfers.download(sent.shareUrl, { to: relative(process.cwd(), out) });
+  t.deepEqual(
+    result.files.map((file) => [file.name, file.bytes, file.path && resolve(file.path)]),
+    [
+      ['report.pdf', first.length, join(out, 'report.pdf')],
+      ['.hidden.txt', second.length, join(out, '_.hidden.txt')],
+    ],
+    'each file says where it went, under a safe name',
+  );
+  t.true((await readFile(join(out, 'report.pdf'))).equals(first));
+  t.true((await readFile(join(out, '_.hidden.txt'))).equals(second));
+  t.is((await sdk.valise.transfers.get(sent.transfer.id)).total_downloads, 1);
+
+  // As with toDirectory(out): an existing file is refused before a download is counted.
+  const refused = await t.throwsAsync(sdk.valise.transfers.download(sent.shareUrl, { to: out }), {
+    instanceOf: FileExistsError,
+  });
+  t.is(refused?.path, join(out, 'report.pdf'));
+  t.is((await sdk.valise.transfers.get(sent.transfer.id)).total_downloads, 1, 'no download was counted');
+
+  const byUrl = join(sdk.dir, 'by-url');
+  await sdk.valise.transfers.download(sent.shareUrl, { to: pathToFileURL(byUrl) });
+  t.deepEqual((await readdir(byUrl)).sort(), ['_.hidden.txt', 'report.pdf']);
+  t.true((await readFile(join(byUrl, 'report.pdf'))).equals(first));
+});
+
+test('a `to` that is no directory is refused, naming `to`, before any request', async (t) => {
+  const { client, requests } = recording();
+  const link = `${sdk.api.url}/t/abcdefghij`;
+  await expectInvalid(t, client.transfers.download(link, { to: '' }), 'to', /empty path/);
+  await expectInvalid(
+    t,
+    client.transfers.download(link, { to: new URL('https://example.com/in/') }),
+    'to',
+    /file: URL/,
+  );
+  await expectInvalid(t, client.transfers.download(link, { to: 42 as never }), 'to', /directory's path, or a function/);
+  t.deepEqual(requests, []);
 });

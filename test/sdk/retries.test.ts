@@ -1,7 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { ConnectionError, RateLimitError, ServerError, ValidationError, Valise } from '../../sdk/src/index.ts';
+import {
+  ConflictError,
+  ConnectionError,
+  RateLimitError,
+  ServerError,
+  ValidationError,
+  Valise,
+} from '../../sdk/src/index.ts';
 
 // The request core against a tiny local server that misbehaves on cue.
 
@@ -85,6 +92,26 @@ test('a dropped connection is retried once and the POST goes through with the sa
   await valise.folders.create({ name: 'x' });
   t.is(server.seen.length, 2);
   t.is(server.seen[0]?.idempotencyKey, server.seen[1]?.idempotencyKey);
+});
+
+test('an error answer whose body the closed connection cut short is still its status: a 409 is a ConflictError, not retried', async (t) => {
+  // As the upload route refuses a busy upload: the answer, then the connection closed under it.
+  const server = await scriptedServer((_request, response) => {
+    response.writeHead(409, {
+      'content-type': 'application/json',
+      'content-length': '200',
+      'x-request-id': 'req_test',
+    });
+    response.write('{"error":{"code":"validation_');
+    setTimeout(() => response.socket?.destroy(), 50);
+  });
+  t.teardown(server.close);
+  const valise = new Valise({ apiKey: 'svc_test_x', baseUrl: server.baseUrl, retryBaseDelayMs: 5 });
+  const error = await t.throwsAsync(valise.folders.create({ name: 'x' }), { instanceOf: ConflictError });
+  t.is(error?.status, 409);
+  t.is(error?.code, 'unexpected_response');
+  t.is(error?.requestId, 'req_test');
+  t.is(server.seen.length, 1, 'a 409 is not retried as a connection failure would be');
 });
 
 test('retries stop after maxRetries and the last error is thrown with its details', async (t) => {

@@ -89,3 +89,37 @@ test('the 5-minute tolerance holds both ways, on both sides: 300 s passes, 301 s
     t.throws(referenceVerify(offset), { message: /timestamp too (old|new)/ });
   }
 });
+
+test('a signed empty body is refused with a WebhookVerificationError saying so, not a JSON parse error', async (t) => {
+  const ts = nowSeconds();
+  const signature = new Webhook(secret).sign(id, new Date(ts * 1000), '');
+  for (const empty of ['', new Uint8Array(0)]) {
+    const error = await t.throwsAsync(Valise.webhooks.verify(empty, headersAt(ts, signature), secret), {
+      instanceOf: WebhookVerificationError,
+      message: /^Signed payload is empty/,
+    });
+    t.is(error?.code, 'webhook_verification_failed');
+  }
+  // An empty body with another body's signature is still a bad signature.
+  const other = new Webhook(secret).sign(id, new Date(ts * 1000), body);
+  await t.throwsAsync(Valise.webhooks.verify('', headersAt(ts, other), secret), {
+    instanceOf: WebhookVerificationError,
+    message: /^No matching signature found$/,
+  });
+});
+
+test('without `now` the clock at the call is the reference; `now` (a Date or milliseconds) replaces it', async (t) => {
+  const signedAt = 1778751000;
+  const headers = headersAt(signedAt, 'v1,kJ6JK9020ZEJOmPPf+DLQ2rsQyjd3KFVsEhGQRdKyb8=');
+  // Signed in May 2026: by today's clock it is stale, at its own time it passes, either way of saying it.
+  await t.throwsAsync(Valise.webhooks.verify(body, headers, secret), { message: /^Message timestamp too old$/ });
+  await t.notThrowsAsync(Valise.webhooks.verify(body, headers, secret, { now: new Date(signedAt * 1000) }));
+  await t.notThrowsAsync(Valise.webhooks.verify(body, headers, secret, { now: (signedAt + 300) * 1000 }));
+  await t.throwsAsync(Valise.webhooks.verify(body, headers, secret, { now: (signedAt + 301) * 1000 }), {
+    message: /^Message timestamp too old$/,
+  });
+  // A receiver that queues deliveries can widen the window for the time they wait.
+  await t.notThrowsAsync(
+    Valise.webhooks.verify(body, headers, secret, { now: (signedAt + 3600) * 1000, toleranceSeconds: 3600 }),
+  );
+});

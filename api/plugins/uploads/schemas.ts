@@ -22,5 +22,10 @@ export const uploadStatus = transferFile
       .min(1)
       .required()
       .description("The file's part size: a chunk sent with `Content-Range` ends on a multiple of it, or at the end."),
+    upload_in_progress: Joi.boolean()
+      .required()
+      .description(
+        'A request is sending this file now (it holds the upload lease): a `PUT` is answered 409 until it ends, or until its lease lapses if it crashed. Wait and ask again.',
+      ),
   })
   .label('UploadStatus');

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Valise, WebhookVerificationError } from '../../../sdk/src/index.ts';
+import { Valise, ValiseError } from '../../../sdk/src/index.ts';
+import { decodeSecret } from '../../../sdk/src/webhook-signature.ts';
 import { expectPositionals, parseCommand } from '../args.ts';
 import type { Context } from '../context.ts';
 import { UsageError } from '../exit-codes.ts';
@@ -36,6 +37,14 @@ export async function listen(argv: string[], ctx: Context): Promise<void> {
   const secrets = values.secret ?? (process.env.VALISE_WEBHOOK_SECRET ? [process.env.VALISE_WEBHOOK_SECRET] : []);
   if (secrets.length === 0) {
     throw new UsageError('A signing secret is needed: --secret whsec_… (or VALISE_WEBHOOK_SECRET).', `Usage: ${USAGE}`);
+  }
+  // A mistyped secret is said now, not as a refusal of every delivery; the message never quotes it.
+  for (const secret of secrets) {
+    try {
+      decodeSecret(secret);
+    } catch (error) {
+      throw new UsageError(`--secret: ${(error as Error).message.replace(/^secret: /, '')}`, `Usage: ${USAGE}`);
+    }
   }
   const port = values.port === undefined ? 4242 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port is not a port: ${values.port}`);
@@ -83,7 +92,9 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     const event = await Valise.webhooks.verify(new Uint8Array(body), toHeaders(request), options.secrets);
     type = event.type;
   } catch (error) {
-    const message = error instanceof WebhookVerificationError ? error.message : 'The body is not JSON';
+    // A WebhookVerificationError names what failed, a signed body that is not JSON included.
+    if (!(error instanceof ValiseError)) throw error;
+    const { message } = error;
     options.log(
       { object: 'delivery', event_id: eventId, verified: false, error: message, forwarded: false },
       `✗ ${eventId}  rejected: ${visible(message)}`,

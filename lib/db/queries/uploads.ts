@@ -18,6 +18,14 @@ export function createUploadQueries(db: CommonQueryMethods, table: FileTable, le
       return db.maybeOne(sql.type(storedFileRow)`SELECT ${storedFileColumns} FROM ${files} WHERE id = ${fileId}`);
     },
 
+    /** Whether a live request holds the file's lease now, so that a PUT would be refused. */
+    async leaseHeld(fileId: string): Promise<boolean> {
+      const held = await db.maybeOneFirst(sql.type(z.object({ held: z.boolean() }))`
+        SELECT upload_lease_until IS NOT NULL AND upload_lease_until >= ms_now() AS held FROM ${files}
+        WHERE id = ${fileId}`);
+      return held === true;
+    },
+
     /** Takes the file's upload lease for `leaseId`; null when another live request holds it. */
     async acquireLease(fileId: string, leaseId: string): Promise<StoredFile | null> {
       return db.maybeOne(sql.type(storedFileRow)`

@@ -3106,6 +3106,8 @@ export interface Paths {
         upload_offset: number;
         /** The file's part size: a chunk sent with `Content-Range` ends on a multiple of it, or at the end. */
         part_size: number;
+        /** A request is sending this file now (it holds the upload lease): a `PUT` is answered 409 until it ends, or until its lease lapses if it crashed. Wait and ask again. */
+        upload_in_progress: boolean;
       };
     };
     /** Upload one file */
