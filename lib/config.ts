@@ -153,6 +153,11 @@ const schema = z
     UPLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
     UPLOAD_LEASE: duration.prefault('2m'),
     UPLOAD_PARTS_STORING: z.coerce.number().int().min(0).max(16).default(2),
+    // Uploads received at once, per API process: per client address, per holder of upload URLs
+    // (a transfer, a vault, an intake's publishable key), in all. Each holds a part buffer.
+    UPLOADS_PER_IP: positive.default(8),
+    UPLOADS_PER_KEY: positive.default(16),
+    UPLOADS_MAX: positive.default(32),
     // S3's limit. Lower only in tests, to give small files big files' part plans: a file's plan
     // follows from it, so changing it under uploads in flight would break their resumption.
     UPLOAD_MAX_PARTS: positive.max(10_000).default(10_000),
@@ -305,6 +310,9 @@ function toConfig(env: z.infer<typeof schema>) {
         partsStoring: env.UPLOAD_PARTS_STORING,
         maxParts: env.UPLOAD_MAX_PARTS,
         partBufferMax: env.UPLOAD_PART_BUFFER_MAX,
+        perIp: env.UPLOADS_PER_IP,
+        perKey: env.UPLOADS_PER_KEY,
+        max: env.UPLOADS_MAX,
       },
       downloads: {
         idleMs: env.DOWNLOAD_IDLE_TIMEOUT,
