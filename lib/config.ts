@@ -169,6 +169,9 @@ const schema = z
       .default(64 * 1024 * 1024),
     DOWNLOAD_IDLE_TIMEOUT: duration.prefault('60s'),
     DOWNLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
+    // A download taking less than this (bytes a second) over a window, past the first, is cut off; 0: never.
+    DOWNLOAD_MIN_RATE: z.coerce.number().int().min(0).default(4096),
+    DOWNLOAD_RATE_WINDOW: duration.prefault('60s'),
     // Downloads streaming at once, per API process: per client address, per transfer, in all
     // (also the size of the downloads' own object-store pool).
     DOWNLOADS_PER_IP: positive.default(8),
@@ -317,6 +320,8 @@ function toConfig(env: z.infer<typeof schema>) {
       downloads: {
         idleMs: env.DOWNLOAD_IDLE_TIMEOUT,
         requestMs: env.DOWNLOAD_REQUEST_TIMEOUT,
+        minRate: env.DOWNLOAD_MIN_RATE,
+        rateWindowMs: env.DOWNLOAD_RATE_WINDOW,
         perIp: env.DOWNLOADS_PER_IP,
         perTransfer: env.DOWNLOADS_PER_TRANSFER,
         max: env.DOWNLOADS_MAX,

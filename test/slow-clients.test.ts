@@ -564,6 +564,37 @@ test.serial(
 );
 
 test.serial(
+  'a download that reads steadily but slower than DOWNLOAD_MIN_RATE is closed after a rate window, and its slot given back',
+  async (t) => {
+    const { api, connections } = await apiWith(t, {
+      DOWNLOAD_IDLE_TIMEOUT: '60s',
+      DOWNLOAD_MIN_RATE: String(MiB),
+      DOWNLOAD_RATE_WINDOW: '2s',
+    });
+    const download = await stalledDownload(t, await downloadUrl(api, big.shortCode), '127.0.0.71');
+    t.is(download.status, 200);
+    t.is(api.services.downloads.gate.active(), 1);
+    // A little read every 250 ms: never idle, far below 1 MiB/s once the buffers are full.
+    let read = 0;
+    download.socket.on('data', (chunk: Buffer) => {
+      read += chunk.length;
+      download.socket.pause();
+    });
+    const ticker = setInterval(() => download.socket.resume(), 250);
+    t.teardown(() => clearInterval(ticker));
+    const closedAt = await connections.closed(download.key, 30_000);
+    clearInterval(ticker);
+    t.log(`closed ${closedAt - download.sentAt} ms after it began, ${read} bytes read`);
+    t.true(read < big.bytes.length, 'cut off before the end');
+    await eventually(async () => (api.services.downloads.gate.active() === 0 ? true : undefined), 10_000, 25);
+
+    // A client that reads at full speed is not affected.
+    const whole = await getFrom(await downloadUrl(api, big.shortCode), '127.0.0.71');
+    t.is(sha256(whole.body), sha256(big.bytes));
+  },
+);
+
+test.serial(
   'an IPv6 client is counted by its /64: its addresses share DOWNLOADS_PER_IP and UPLOADS_PER_IP, another /64 has its own',
   async (t) => {
     const { api } = await apiWith(t, {
