@@ -564,6 +564,42 @@ test.serial(
 );
 
 test.serial(
+  "an owner's archive takes a download slot: past DOWNLOADS_MAX, owners' archives and public downloads get 429, not a starved storage pool",
+  async (t) => {
+    const { api } = await apiWith(t, { DOWNLOADS_PER_IP: '100', DOWNLOADS_PER_TRANSFER: '100', DOWNLOADS_MAX: '2' });
+    // Server mode (an archive decrypts), and larger than every buffer between MinIO and a paused client.
+    const bytes = content(64 * MiB);
+    const created = await createTransfer(api, attacker.keys.test, {
+      files: [{ name: 'large.bin', size: bytes.length }],
+    });
+    t.is((await put(created.upload_urls[0]?.url ?? '', bytes)).status, 200);
+    await waitForTransfer(api, attacker.keys.test, created.transfer.id, (tr) => tr.status === 'active', 60_000);
+    const archiveUrl = `${api.url}/v1/transfers/${created.transfer.id}/archive`;
+    const owner = { Authorization: `Bearer ${attacker.keys.test}` };
+
+    const held = await Promise.all(
+      ['127.0.0.61', '127.0.0.62'].map((ip) => stalledDownload(t, archiveUrl, ip, 15_000, owner)),
+    );
+    t.deepEqual(
+      held.map((d) => d.status),
+      [200, 200],
+    );
+    const third = await stalledDownload(t, archiveUrl, '127.0.0.63', 15_000, owner);
+    t.is(third.status, 429, third.head);
+    t.regex(third.head, /\r\nretry-after: \d+/i);
+    t.is(errorOf(third.body).reason, 'downloads_busy');
+    const publicDownload = await stalledDownload(t, await downloadUrl(api, small.shortCode), '127.0.0.64');
+    t.is(publicDownload.status, 429);
+    t.is(errorOf(publicDownload.body).reason, 'downloads_busy');
+
+    for (const archive of held) archive.socket.destroy();
+    await eventually(async () => (api.services.downloads.gate.active() === 0 ? true : undefined), 10_000, 25);
+    const received = await getFrom(await downloadUrl(api, small.shortCode), '127.0.0.64');
+    t.is(sha256(received.body), sha256(small.bytes));
+  },
+);
+
+test.serial(
   'a download that reads steadily but slower than DOWNLOAD_MIN_RATE is closed after a rate window, and its slot given back',
   async (t) => {
     const { api, connections } = await apiWith(t, {

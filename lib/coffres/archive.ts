@@ -125,11 +125,14 @@ export async function ownerCoffreArchive(
   id: string,
   itemIds: readonly string[] | undefined,
   ip: string | null,
+  admit: (coffreId: string) => void = () => {},
 ): Promise<{ coffre: CoffreRow; archive: Archive }> {
   const coffre = await findCoffre(services, caller, id);
   if (coffre.status === 'expired') throw coffreGone();
   const available = await createCoffreQueries(services.db).itemsOf(coffre.id, ['available']);
   const items = selection(available, itemIds);
+  // Refused (no download slot) before any item is logged as downloaded.
+  admit(coffre.id);
   await logDownloads(services, coffre, items, { apiKeyId: caller.apiKeyId }, ip);
   return { coffre, archive: openArchive(coffre.name, entries(services, items)) };
 }
