@@ -25,6 +25,22 @@ export function failureBudget(request: Request): Budget {
   };
 }
 
+/** The budget of requests without an API key (public routes, publishable keys): per address, RATE_LIMIT_PUBLIC a minute. */
+export function publicBudget(request: Request): Budget {
+  const { services } = request.server.app;
+  return {
+    bucket: `ip:${addressBucket(clientIp(request, services.config))}`,
+    limit: services.config.rateLimits.public,
+  };
+}
+
+/** The 429 of a budget spent. */
+export function rateLimitExceeded(drawn: RateDecision, rateClass: string): DomainError {
+  return new DomainError('rate_limited', `Rate limit of ${drawn.limit} ${rateClass} requests per minute exceeded.`, {
+    retryAfterSeconds: drawn.retryAfterSeconds,
+  });
+}
+
 /** The 429 of an address past its budget of failed authentications. */
 export function failureBudgetSpent(budget: Budget, standing: RateDecision): DomainError {
   return new DomainError(
@@ -41,10 +57,13 @@ export function failureBudgetSpent(budget: Budget, standing: RateDecision): Doma
  * not hold, an audit entry, a usage cap) or when it fails. A key answered from the cache alone
  * is not held up here: the guard reads the budget together with the rate limit, in the same
  * round trip to Redis (request.app.unscreened, api/extensions/guard.ts).
+ * With `draw`, the budget is read together with that rate budget, drawn from there and then
+ * (request.app.rate, which the guard then leaves alone): past it, 429 before any lookup.
  */
 async function withinFailureBudget<T>(
   request: Request,
   resolve: (ip: string, beforeDatabase: () => Promise<void>) => Promise<T>,
+  draw?: Budget,
 ): Promise<T> {
   const { services, rateLimiter } = request.server.app;
   const ip = clientIp(request, services.config);
@@ -53,8 +72,15 @@ async function withinFailureBudget<T>(
   const screen = async () => {
     if (screened) return;
     screened = true;
-    const standing = await rateLimiter.peek(budget.bucket, budget.limit);
-    if (!standing.allowed) throw failureBudgetSpent(budget, standing);
+    if (!draw) {
+      const standing = await rateLimiter.peek(budget.bucket, budget.limit);
+      if (!standing.allowed) throw failureBudgetSpent(budget, standing);
+      return;
+    }
+    const { screened: standing, drawn } = await rateLimiter.screenThenTake(budget, draw);
+    if (!drawn) throw failureBudgetSpent(budget, standing);
+    request.app.rate = drawn;
+    if (!drawn.allowed) throw rateLimitExceeded(drawn, 'public');
   };
   try {
     const resolved = await resolve(ip, screen);
@@ -92,15 +118,20 @@ export function registerApiKeyAuth(server: Server) {
   server.auth.scheme('publishable-key', () => ({
     authenticate: async (request, h) => {
       const intakeId = (request.params as { id?: unknown }).id;
-      const submitter = await withinFailureBudget(request, async (_ip, beforeDatabase) => {
-        // Publishable keys are not cached: the budget is read before their lookup.
-        await beforeDatabase();
-        return authenticateSubmitter(
-          request.server.app.services,
-          headerOf(request, 'authorization'),
-          typeof intakeId === 'string' ? intakeId : '',
-        );
-      });
+      // Publishable keys are not cached, and sit in public pages: the address's rate budget is
+      // drawn (and its failure budget read) before the key costs a lookup, not after.
+      const submitter = await withinFailureBudget(
+        request,
+        async (_ip, beforeDatabase) => {
+          await beforeDatabase();
+          return authenticateSubmitter(
+            request.server.app.services,
+            headerOf(request, 'authorization'),
+            typeof intakeId === 'string' ? intakeId : '',
+          );
+        },
+        publicBudget(request),
+      );
       return h.authenticated({ credentials: { app: { submitter } } });
     },
   }));

@@ -178,6 +178,11 @@ const schema = z
     DOWNLOADS_PER_TRANSFER: positive.default(32),
     DOWNLOADS_MAX: positive.default(64),
     PASSWORD_ATTEMPTS_PER_15_MIN: positive.default(10),
+    // Submissions a public intake takes per hour and per day unless the intake sets its own, and
+    // "submission received" notices it mails per hour (each to every notify address).
+    INTAKE_SUBMISSIONS_PER_HOUR: positive.max(1_000_000).default(100),
+    INTAKE_SUBMISSIONS_PER_DAY: positive.max(1_000_000).default(1000),
+    INTAKE_NOTICES_PER_HOUR: positive.default(20),
     PASSWORD_LINK_ATTEMPTS_PER_15_MIN: positive.default(100),
   })
   .superRefine((env, ctx) => {
@@ -297,6 +302,11 @@ function toConfig(env: z.infer<typeof schema>) {
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
       disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
+    },
+    intakes: {
+      submissionsPerHour: env.INTAKE_SUBMISSIONS_PER_HOUR,
+      submissionsPerDay: env.INTAKE_SUBMISSIONS_PER_DAY,
+      noticesPerHour: env.INTAKE_NOTICES_PER_HOUR,
     },
     masterKeys: { spec: env.MASTER_KEYS ?? DEV_MASTER_KEYS, currentId: env.MASTER_KEY_ID },
     transfers: {

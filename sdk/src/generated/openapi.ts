@@ -1410,6 +1410,8 @@ export interface Paths {
             max_files: number;
             max_bytes: number;
             max_submissions: number | null;
+            submissions_per_hour: number;
+            submissions_per_day: number;
           };
           notify: Array<string>;
           submissions_count: number;
@@ -1441,6 +1443,10 @@ export interface Paths {
           max_files?: number;
           max_bytes?: number;
           max_submissions?: number | null;
+          /** Submissions taken per rolling hour; null: `INTAKE_SUBMISSIONS_PER_HOUR` (100). */
+          submissions_per_hour?: number | null;
+          /** Submissions taken per rolling 24 hours; null: `INTAKE_SUBMISSIONS_PER_DAY` (1000). */
+          submissions_per_day?: number | null;
         };
         notify?: Array<string>;
         expires_in_hours?: number;
@@ -1466,6 +1472,8 @@ export interface Paths {
           max_files: number;
           max_bytes: number;
           max_submissions: number | null;
+          submissions_per_hour: number;
+          submissions_per_day: number;
         };
         notify: Array<string>;
         submissions_count: number;
@@ -1520,6 +1528,8 @@ export interface Paths {
           max_files: number;
           max_bytes: number;
           max_submissions: number | null;
+          submissions_per_hour: number;
+          submissions_per_day: number;
         };
         notify: Array<string>;
         submissions_count: number;
@@ -1545,6 +1555,10 @@ export interface Paths {
           max_files?: number;
           max_bytes?: number;
           max_submissions?: number | null;
+          /** Submissions taken per rolling hour; null: `INTAKE_SUBMISSIONS_PER_HOUR` (100). */
+          submissions_per_hour?: number | null;
+          /** Submissions taken per rolling 24 hours; null: `INTAKE_SUBMISSIONS_PER_DAY` (1000). */
+          submissions_per_day?: number | null;
         };
         notify?: Array<string>;
         expires_in_hours?: number | null;
@@ -1570,6 +1584,8 @@ export interface Paths {
           max_files: number;
           max_bytes: number;
           max_submissions: number | null;
+          submissions_per_hour: number;
+          submissions_per_day: number;
         };
         notify: Array<string>;
         submissions_count: number;
@@ -1624,6 +1640,8 @@ export interface Paths {
           max_files: number;
           max_bytes: number;
           max_submissions: number | null;
+          submissions_per_hour: number;
+          submissions_per_day: number;
         };
         notify: Array<string>;
         submissions_count: number;
