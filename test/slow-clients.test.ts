@@ -356,7 +356,14 @@ test.serial(
   `${FLOOD} stalled downloads and 10 stalled uploads from one address and one transfer: another user's upload and download complete meanwhile; the stalls are closed after the idle timeout`,
   async (t) => {
     const idleMs = 15_000;
-    const { api, connections } = await apiWith(t, { DOWNLOAD_IDLE_TIMEOUT: '15s', UPLOAD_IDLE_TIMEOUT: '15s' });
+    // Every stalled upload is let in (UPLOADS_PER_IP is 8 by default): this is about their idle
+    // timeout. The attacker is 127.0.0.3; the other user uploads from 127.0.0.1.
+    const attackerAddress = '127.0.0.3';
+    const { api, connections } = await apiWith(t, {
+      DOWNLOAD_IDLE_TIMEOUT: '15s',
+      UPLOAD_IDLE_TIMEOUT: '15s',
+      UPLOADS_PER_IP: '10',
+    });
     // A link streams one request at a time (docs/transfers.md, "Download links"): each download here has its own.
     const url = () => downloadUrl(api, big.shortCode);
     const uploads = await createTransfer(api, attacker.keys.test, {
@@ -364,10 +371,10 @@ test.serial(
     });
 
     const downloads = await Promise.all(
-      Array.from({ length: FLOOD }, async () => stalledDownload(t, await url(), '127.0.0.1', 10_000)),
+      Array.from({ length: FLOOD }, async () => stalledDownload(t, await url(), attackerAddress, 10_000)),
     );
     const stalledUploads = await Promise.all(
-      uploads.upload_urls.map((entry) => stalledUpload(t, entry.url, entry.size, randomBytes(100))),
+      uploads.upload_urls.map((entry) => stalledUpload(t, entry.url, entry.size, randomBytes(100), attackerAddress)),
     );
 
     const { upload, download } = await otherUsersTransfer(api);
