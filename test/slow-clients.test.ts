@@ -678,3 +678,44 @@ test.serial(
     t.is((await answerWithin(elsewhere, 500)).status, 0, 'another /64 is received');
   },
 );
+
+test.serial(
+  "a vault owner's archive takes a download slot too: refused with 429 before any item is logged as downloaded",
+  async (t) => {
+    const { api } = await apiWith(t, { DOWNLOADS_MAX: '1' });
+    const key = other.keys.test;
+    const coffre = await api.call('POST', '/v1/coffres', { key, body: { name: 'Slots' } });
+    t.is(coffre.status, 201, coffre.text);
+    const bytes = content(1000);
+    const item = await api.call('POST', `/v1/coffres/${coffre.body.id}/items`, {
+      key,
+      body: { name: 'a.bin', size: bytes.length },
+    });
+    t.is((await put(item.body.upload_url.url, bytes)).status, 200);
+    await eventually(async () => {
+      const got = await api.call('GET', `/v1/coffres/${coffre.body.id}/items/${item.body.item.id}`, { key });
+      return got.body.status === 'available' ? true : undefined;
+    }, 60_000);
+
+    // A public download holds the process's only slot.
+    const held = await stalledDownload(t, await downloadUrl(api, big.shortCode), '127.0.0.91');
+    t.is(held.status, 200);
+    const refused = await api.call('GET', `/v1/coffres/${coffre.body.id}/archive`, { key });
+    t.is(refused.status, 429, refused.text);
+    t.is(refused.body.error.reason, 'downloads_busy');
+    const log = await api.call('GET', `/v1/coffres/${coffre.body.id}/access-log?limit=100`, { key });
+    t.deepEqual(
+      log.body.data.filter((entry: { action: string }) => entry.action === 'downloaded'),
+      [],
+      'nothing logged as downloaded',
+    );
+
+    held.socket.destroy();
+    await eventually(async () => (api.services.downloads.gate.active() === 0 ? true : undefined), 10_000, 25);
+    const archive = await fetch(`${api.url}/v1/coffres/${coffre.body.id}/archive`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    t.is(archive.status, 200);
+    await archive.arrayBuffer();
+  },
+);
