@@ -41,6 +41,17 @@ export function rateLimitExceeded(drawn: RateDecision, rateClass: string): Domai
   });
 }
 
+/**
+ * Draws the request's per-address budget now (the guard then leaves it, request.app.rate):
+ * past it, 429 before anything is looked up.
+ */
+async function drawBeforeLookup(request: Request): Promise<void> {
+  const budget = publicBudget(request);
+  const drawn = await request.server.app.rateLimiter.take(budget.bucket, budget.limit);
+  request.app.rate = drawn;
+  if (!drawn.allowed) throw rateLimitExceeded(drawn, 'public');
+}
+
 /** The 429 of an address past its budget of failed authentications. */
 export function failureBudgetSpent(budget: Budget, standing: RateDecision): DomainError {
   return new DomainError(
@@ -57,13 +68,10 @@ export function failureBudgetSpent(budget: Budget, standing: RateDecision): Doma
  * not hold, an audit entry, a usage cap) or when it fails. A key answered from the cache alone
  * is not held up here: the guard reads the budget together with the rate limit, in the same
  * round trip to Redis (request.app.unscreened, api/extensions/guard.ts).
- * With `draw`, the budget is read together with that rate budget, drawn from there and then
- * (request.app.rate, which the guard then leaves alone): past it, 429 before any lookup.
  */
 async function withinFailureBudget<T>(
   request: Request,
   resolve: (ip: string, beforeDatabase: () => Promise<void>) => Promise<T>,
-  draw?: Budget,
 ): Promise<T> {
   const { services, rateLimiter } = request.server.app;
   const ip = clientIp(request, services.config);
@@ -72,15 +80,8 @@ async function withinFailureBudget<T>(
   const screen = async () => {
     if (screened) return;
     screened = true;
-    if (!draw) {
-      const standing = await rateLimiter.peek(budget.bucket, budget.limit);
-      if (!standing.allowed) throw failureBudgetSpent(budget, standing);
-      return;
-    }
-    const { screened: standing, drawn } = await rateLimiter.screenThenTake(budget, draw);
-    if (!drawn) throw failureBudgetSpent(budget, standing);
-    request.app.rate = drawn;
-    if (!drawn.allowed) throw rateLimitExceeded(drawn, 'public');
+    const standing = await rateLimiter.peek(budget.bucket, budget.limit);
+    if (!standing.allowed) throw failureBudgetSpent(budget, standing);
   };
   try {
     const resolved = await resolve(ip, screen);
@@ -118,20 +119,17 @@ export function registerApiKeyAuth(server: Server) {
   server.auth.scheme('publishable-key', () => ({
     authenticate: async (request, h) => {
       const intakeId = (request.params as { id?: unknown }).id;
-      // Publishable keys are not cached, and sit in public pages: the address's rate budget is
-      // drawn (and its failure budget read) before the key costs a lookup, not after.
-      const submitter = await withinFailureBudget(
-        request,
-        async (_ip, beforeDatabase) => {
-          await beforeDatabase();
-          return authenticateSubmitter(
-            request.server.app.services,
-            headerOf(request, 'authorization'),
-            typeof intakeId === 'string' ? intakeId : '',
-          );
-        },
-        publicBudget(request),
-      );
+      const submitter = await withinFailureBudget(request, async (_ip, beforeDatabase) => {
+        // Publishable keys are not cached, and sit in public pages: the address's failure budget
+        // is read and its rate budget drawn before the key costs a lookup, not after (F16).
+        await beforeDatabase();
+        await drawBeforeLookup(request);
+        return authenticateSubmitter(
+          request.server.app.services,
+          headerOf(request, 'authorization'),
+          typeof intakeId === 'string' ? intakeId : '',
+        );
+      });
       return h.authenticated({ credentials: { app: { submitter } } });
     },
   }));
