@@ -96,7 +96,14 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
 
     async notifyDocumentReceived(documentId: string): Promise<void> {
       const { document, intake } = await mustLoad(documentId);
-      if (document.status === 'deleted') return;
+      if (document.status === 'deleted' || intake.notify_emails.length === 0) return;
+      // Each submission would mail every notify address: past INTAKE_NOTICES_PER_HOUR notices of the
+      // intake in the last hour, this one is not mailed (the documents list and its event show it).
+      const { noticesPerHour } = deps.config.intakes;
+      const mailed = await db.transaction((tx) =>
+        createIntakeQueries(tx).claimNotice(documentId, intake.id, noticesPerHour),
+      );
+      if (!mailed) return;
       const files = await intakes.files([documentId]);
       for (const to of intake.notify_emails) {
         await deps.mailer.send(

@@ -25,6 +25,33 @@ export function failureBudget(request: Request): Budget {
   };
 }
 
+/** The budget of requests without an API key (public routes, publishable keys): per address, RATE_LIMIT_PUBLIC a minute. */
+export function publicBudget(request: Request): Budget {
+  const { services } = request.server.app;
+  return {
+    bucket: `ip:${addressBucket(clientIp(request, services.config))}`,
+    limit: services.config.rateLimits.public,
+  };
+}
+
+/** The 429 of a budget spent. */
+export function rateLimitExceeded(drawn: RateDecision, rateClass: string): DomainError {
+  return new DomainError('rate_limited', `Rate limit of ${drawn.limit} ${rateClass} requests per minute exceeded.`, {
+    retryAfterSeconds: drawn.retryAfterSeconds,
+  });
+}
+
+/**
+ * Draws the request's per-address budget now (the guard then leaves it, request.app.rate):
+ * past it, 429 before anything is looked up.
+ */
+async function drawBeforeLookup(request: Request): Promise<void> {
+  const budget = publicBudget(request);
+  const drawn = await request.server.app.rateLimiter.take(budget.bucket, budget.limit);
+  request.app.rate = drawn;
+  if (!drawn.allowed) throw rateLimitExceeded(drawn, 'public');
+}
+
 /** The 429 of an address past its budget of failed authentications. */
 export function failureBudgetSpent(budget: Budget, standing: RateDecision): DomainError {
   return new DomainError(
@@ -91,8 +118,10 @@ export function registerApiKeyAuth(server: Server) {
     authenticate: async (request, h) => {
       const intakeId = (request.params as { id?: unknown }).id;
       const submitter = await withinFailureBudget(request, async (_ip, beforeDatabase) => {
-        // Publishable keys are not cached: the budget is read before their lookup.
+        // Publishable keys are not cached, and sit in public pages: the address's failure budget
+        // is read and its rate budget drawn before the key costs a lookup, not after (F16).
         await beforeDatabase();
+        await drawBeforeLookup(request);
         return authenticateSubmitter(
           request.server.app.services,
           headerOf(request, 'authorization'),

@@ -162,6 +162,11 @@ const schema = z
     UPLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
     UPLOAD_LEASE: duration.prefault('2m'),
     UPLOAD_PARTS_STORING: z.coerce.number().int().min(0).max(16).default(2),
+    // Uploads received at once, per API process: per client address, per holder of upload URLs
+    // (a transfer, a vault, an intake's publishable key), in all. Each holds a part buffer.
+    UPLOADS_PER_IP: positive.default(8),
+    UPLOADS_PER_KEY: positive.default(16),
+    UPLOADS_MAX: positive.default(32),
     // S3's limit. Lower only in tests, to give small files big files' part plans: a file's plan
     // follows from it, so changing it under uploads in flight would break their resumption.
     UPLOAD_MAX_PARTS: positive.max(10_000).default(10_000),
@@ -173,12 +178,20 @@ const schema = z
       .default(64 * 1024 * 1024),
     DOWNLOAD_IDLE_TIMEOUT: duration.prefault('60s'),
     DOWNLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
+    // A download taking less than this (bytes a second) over a window, past the first, is cut off; 0: never.
+    DOWNLOAD_MIN_RATE: z.coerce.number().int().min(0).default(4096),
+    DOWNLOAD_RATE_WINDOW: duration.prefault('60s'),
     // Downloads streaming at once, per API process: per client address, per transfer, in all
     // (also the size of the downloads' own object-store pool).
     DOWNLOADS_PER_IP: positive.default(8),
     DOWNLOADS_PER_TRANSFER: positive.default(32),
     DOWNLOADS_MAX: positive.default(64),
     PASSWORD_ATTEMPTS_PER_15_MIN: positive.default(10),
+    // Submissions a public intake takes per hour and per day unless the intake sets its own, and
+    // "submission received" notices it mails per hour (each to every notify address).
+    INTAKE_SUBMISSIONS_PER_HOUR: positive.max(1_000_000).default(100),
+    INTAKE_SUBMISSIONS_PER_DAY: positive.max(1_000_000).default(1000),
+    INTAKE_NOTICES_PER_HOUR: positive.default(20),
     PASSWORD_LINK_ATTEMPTS_PER_15_MIN: positive.default(100),
   })
   .superRefine((env, ctx) => {
@@ -311,6 +324,11 @@ function toConfig(env: z.infer<typeof schema>) {
       retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
       disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
     },
+    intakes: {
+      submissionsPerHour: env.INTAKE_SUBMISSIONS_PER_HOUR,
+      submissionsPerDay: env.INTAKE_SUBMISSIONS_PER_DAY,
+      noticesPerHour: env.INTAKE_NOTICES_PER_HOUR,
+    },
     masterKeys: { spec: env.MASTER_KEYS ?? '', currentId: env.MASTER_KEY_ID },
     transfers: {
       maxFileBytes: env.TRANSFER_MAX_FILE_BYTES,
@@ -326,10 +344,15 @@ function toConfig(env: z.infer<typeof schema>) {
         partsStoring: env.UPLOAD_PARTS_STORING,
         maxParts: env.UPLOAD_MAX_PARTS,
         partBufferMax: env.UPLOAD_PART_BUFFER_MAX,
+        perIp: env.UPLOADS_PER_IP,
+        perKey: env.UPLOADS_PER_KEY,
+        max: env.UPLOADS_MAX,
       },
       downloads: {
         idleMs: env.DOWNLOAD_IDLE_TIMEOUT,
         requestMs: env.DOWNLOAD_REQUEST_TIMEOUT,
+        minRate: env.DOWNLOAD_MIN_RATE,
+        rateWindowMs: env.DOWNLOAD_RATE_WINDOW,
         perIp: env.DOWNLOADS_PER_IP,
         perTransfer: env.DOWNLOADS_PER_TRANSFER,
         max: env.DOWNLOADS_MAX,

@@ -11,6 +11,7 @@ import { Paginator } from './pagination.ts';
 import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
 import { createPublicDownloads, type PublicDownloads } from './transfers/download-gate.ts';
 import type { TransferLifecycle } from './transfers/lifecycle.ts';
+import { UploadGate } from './uploads/upload-gate.ts';
 import type { WebhookDeliverer } from './webhooks/attempts.ts';
 
 // What domain functions need, built once per process and passed down.
@@ -31,6 +32,8 @@ export type Services = {
   objects: ObjectStore;
   /** Public downloads: bounded, with an object-store pool of their own. */
   downloads: PublicDownloads;
+  /** Uploads being received: bounded, each holding a part buffer (lib/uploads/upload-gate.ts). */
+  uploads: UploadGate;
   usage: UsageRecorder;
   /** API keys' credentials in process, emptied on every change (lib/api-keys/credential-cache.ts). */
   credentials: CredentialCache;
@@ -63,6 +66,7 @@ export function buildServices(config: Config, db: DatabasePool, lifecycles: Life
     webhooks: lifecycles.webhooks,
     objects: createObjectStore(config.s3),
     downloads: createPublicDownloads(config),
+    uploads: new UploadGate(config.transfers.uploads),
     usage: new UsageRecorder(db),
     credentials: new CredentialCache(),
     coffreWorkflows: lifecycles.coffres,

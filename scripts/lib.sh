@@ -258,6 +258,10 @@ export_test_env() {
   # retry schedule of 35 s instead of a day, and disabling after 20 s of failure.
   export WEBHOOK_ALLOW_PRIVATE_TARGETS=true WEBHOOK_HOSTS=hooks.valise.test=127.0.0.1 \
     WEBHOOK_TIMEOUT_MS=5000 WEBHOOK_RETRY_SCHEDULE=1s,1s,2s,2s,3s,5s,8s,13s WEBHOOK_DISABLE_AFTER=20s
+  # Tests upload from one loopback address, many files at once across the tests of a file: the
+  # upload slots (docs/transfers.md, "Concurrent uploads") are out of their way, except in the
+  # tests that set them (test/slow-clients.test.ts, test/sdk/upload-slots.test.ts).
+  export UPLOADS_PER_IP=1000 UPLOADS_PER_KEY=1000 UPLOADS_MAX=1000
   # The HTTPS test receiver's self-signed certificate (test/fixtures/tls).
   export NODE_EXTRA_CA_CERTS="$ROOT/test/fixtures/tls/cert.pem"
 }

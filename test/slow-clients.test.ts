@@ -105,12 +105,19 @@ type StalledDownload = {
 };
 
 /** GET a download URL, read the response head, then read nothing more (the socket is paused). */
-async function stalledDownload(t: ExecutionContext, url: string, from = '127.0.0.1', headWithinMs = 15_000) {
+async function stalledDownload(
+  t: ExecutionContext,
+  url: string,
+  from = '127.0.0.1',
+  headWithinMs = 15_000,
+  headers: Record<string, string> = {},
+) {
   const target = new URL(url);
   const { socket, key } = await connectFrom(target, from);
   t.teardown(() => socket.destroy());
   const sentAt = Date.now();
-  socket.write(`GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\n\r\n`);
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  socket.write(`GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\n${extra.join('')}\r\n`);
   let received = Buffer.alloc(0);
   return new Promise<StalledDownload>((resolve) => {
     const done = (status: number, head: string, body: string) => {
@@ -135,19 +142,48 @@ async function stalledDownload(t: ExecutionContext, url: string, from = '127.0.0
   });
 }
 
-/** PUT to an upload URL declaring `size` bytes, send `sent`, then send nothing more (still reading). */
-async function stalledUpload(t: ExecutionContext, url: string, size: number, sent: Buffer, from = '127.0.0.1') {
+/**
+ * PUT to an upload URL declaring `size` bytes, send `sent`, then send nothing more (still reading).
+ * `answer` is the response, if one comes before the connection closes: a refusal, or the end.
+ */
+async function stalledUpload(
+  t: ExecutionContext,
+  url: string,
+  size: number,
+  sent: Buffer,
+  from = '127.0.0.1',
+  headers: Record<string, string> = {},
+) {
   const target = new URL(url);
   const { socket, key } = await connectFrom(target, from);
   t.teardown(() => socket.destroy());
-  const clientClosed = once(socket, 'close').then(() => Date.now());
-  socket.resume();
+  // Not events.once: a refused upload's socket may also see EPIPE, which would reject it.
+  const clientClosed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
+  let received = Buffer.alloc(0);
+  const answer = new Promise<{ status: number; head: string; body: string }>((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      const head = received.subarray(0, end).toString('latin1');
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (received.length < end + 4 + length) return;
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+      resolve({ status, head, body: received.subarray(end + 4, end + 4 + length).toString('utf8') });
+    });
+    socket.once('close', () => resolve({ status: 0, head: '', body: '' }));
+  });
   const sentAt = Date.now();
   socket.write(
-    `PUT ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${size}\r\n\r\n`,
+    `PUT ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${size}\r\n${Object.entries(
+      headers,
+    )
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('')}\r\n`,
   );
-  await new Promise<void>((resolve, reject) => socket.write(sent, (error) => (error ? reject(error) : resolve())));
-  return { key, socket, sentAt, stalledAt: Date.now(), clientClosed };
+  // A refused upload may be answered (and closed) before its bytes are all taken.
+  await Promise.race([new Promise<void>((resolve) => socket.write(sent, () => resolve())), answer]);
+  return { key, socket, sentAt, stalledAt: Date.now(), clientClosed, answer };
 }
 
 /** A GET from a chosen loopback address, body read in full. */
@@ -320,7 +356,14 @@ test.serial(
   `${FLOOD} stalled downloads and 10 stalled uploads from one address and one transfer: another user's upload and download complete meanwhile; the stalls are closed after the idle timeout`,
   async (t) => {
     const idleMs = 15_000;
-    const { api, connections } = await apiWith(t, { DOWNLOAD_IDLE_TIMEOUT: '15s', UPLOAD_IDLE_TIMEOUT: '15s' });
+    // Every stalled upload is let in (UPLOADS_PER_IP is 8 by default): this is about their idle
+    // timeout. The attacker is 127.0.0.3; the other user uploads from 127.0.0.1.
+    const attackerAddress = '127.0.0.3';
+    const { api, connections } = await apiWith(t, {
+      DOWNLOAD_IDLE_TIMEOUT: '15s',
+      UPLOAD_IDLE_TIMEOUT: '15s',
+      UPLOADS_PER_IP: '10',
+    });
     // A link streams one request at a time (docs/transfers.md, "Download links"): each download here has its own.
     const url = () => downloadUrl(api, big.shortCode);
     const uploads = await createTransfer(api, attacker.keys.test, {
@@ -328,10 +371,10 @@ test.serial(
     });
 
     const downloads = await Promise.all(
-      Array.from({ length: FLOOD }, async () => stalledDownload(t, await url(), '127.0.0.1', 10_000)),
+      Array.from({ length: FLOOD }, async () => stalledDownload(t, await url(), attackerAddress, 10_000)),
     );
     const stalledUploads = await Promise.all(
-      uploads.upload_urls.map((entry) => stalledUpload(t, entry.url, entry.size, randomBytes(100))),
+      uploads.upload_urls.map((entry) => stalledUpload(t, entry.url, entry.size, randomBytes(100), attackerAddress)),
     );
 
     const { upload, download } = await otherUsersTransfer(api);
@@ -437,5 +480,242 @@ test.serial(
     );
     t.true(sent >= 6, `${sent} bytes trickled up`);
     t.true(read > 0, `${read} bytes trickled down`);
+  },
+);
+
+/** The answer of an upload within `ms`, or status 0 while it is still being received. */
+async function answerWithin(upload: { answer: Promise<{ status: number; head: string; body: string }> }, ms: number) {
+  const pending = new Promise<{ status: number; head: string; body: string }>((resolve) =>
+    setTimeout(() => resolve({ status: 0, head: '', body: '' }), ms).unref(),
+  );
+  return Promise.race([upload.answer, pending]);
+}
+
+/** Part buffers live outside the JS heap: ArrayBuffer bytes and the process's resident set, in MiB. */
+function memory() {
+  const { arrayBuffers, rss } = process.memoryUsage();
+  return { arrayBuffers: arrayBuffers / MiB, rss: rss / MiB };
+}
+
+test.serial(
+  'uploads are bounded per address and per holder of upload URLs: past them 429 with Retry-After, and the refused ones hold no part buffer',
+  async (t) => {
+    const perIp = 4;
+    const { api } = await apiWith(t, {
+      UPLOADS_PER_IP: String(perIp),
+      UPLOADS_PER_KEY: '6',
+      UPLOAD_IDLE_TIMEOUT: '60s',
+    });
+    const size = PART_PLAINTEXT + 1000;
+    const created = await createTransfer(api, attacker.keys.test, {
+      files: Array.from({ length: 12 }, (_, i) => ({ name: `held-${i}.bin`, size })),
+    });
+    const urls = created.upload_urls.map((entry) => entry.url);
+    // Each stalls one byte short of its first part: a whole part buffer held. The clients, in this
+    // process too, all send the same bytes, so that what grows is the server's buffers.
+    const partBytes = randomBytes(PART_PLAINTEXT - 1);
+    const almostAPart = () => partBytes;
+    const before = memory();
+
+    const admitted = [];
+    for (const url of urls.slice(0, perIp))
+      admitted.push(await stalledUpload(t, url, size, almostAPart(), '127.0.0.51'));
+    for (const upload of admitted) t.is((await answerWithin(upload, 500)).status, 0, 'still being received');
+    const held = memory();
+
+    const refused = [];
+    for (const url of urls.slice(perIp, 2 * perIp)) {
+      refused.push(await stalledUpload(t, url, size, almostAPart(), '127.0.0.51'));
+    }
+    const answers = await Promise.all(refused.map((upload) => answerWithin(upload, 10_000)));
+    const after = memory();
+    t.log(
+      `arrayBuffers ${before.arrayBuffers.toFixed(1)} MiB, with ${perIp} stalled uploads ${held.arrayBuffers.toFixed(1)} MiB, ` +
+        `after ${refused.length} more refused ${after.arrayBuffers.toFixed(1)} MiB; ` +
+        `rss ${before.rss.toFixed(0)} / ${held.rss.toFixed(0)} / ${after.rss.toFixed(0)} MiB`,
+    );
+    for (const answer of answers) {
+      t.is(answer.status, 429, answer.head);
+      t.regex(answer.head, /\r\nretry-after: \d+/i);
+      t.deepEqual(errorOf(answer.body), { ...errorOf(answer.body), code: 'rate_limited', reason: 'uploads_per_ip' });
+    }
+    t.is(api.services.uploads.active(), perIp);
+    // The refused uploads took no part buffer: ArrayBuffer memory grew by less than one part.
+    t.true(
+      after.arrayBuffers - held.arrayBuffers < PART_PLAINTEXT / MiB,
+      `${(after.arrayBuffers - held.arrayBuffers).toFixed(1)} MiB more after the refusals`,
+    );
+
+    // Another address gets the transfer's other slots, up to UPLOADS_PER_KEY (6) for the transfer.
+    const elsewhere = [];
+    for (const url of urls.slice(2 * perIp, 2 * perIp + 2)) {
+      elsewhere.push(await stalledUpload(t, url, size, Buffer.from('x'), '127.0.0.52'));
+    }
+    for (const upload of elsewhere) t.is((await answerWithin(upload, 500)).status, 0);
+    const perKey = await answerWithin(
+      await stalledUpload(t, urls[2 * perIp + 2] ?? '', size, Buffer.from('x'), '127.0.0.52'),
+      10_000,
+    );
+    t.is(perKey.status, 429);
+    t.is(errorOf(perKey.body).reason, 'uploads_per_key');
+
+    // Another user's transfer is not held up; and a slot is given back as soon as an upload ends.
+    const bytes = content(MiB);
+    const mine = await createTransfer(api, other.keys.test, { files: [{ name: 'mine.bin', size: bytes.length }] });
+    t.is((await put(mine.upload_urls[0]?.url ?? '', bytes)).status, 200);
+    admitted[0]?.socket.destroy();
+    await eventually(async () => (api.services.uploads.active() === 5 ? true : undefined), 10_000, 25);
+    const resumed = await put(urls[0] ?? '', content(size));
+    t.is(resumed.status, 200, JSON.stringify(resumed.body));
+  },
+);
+
+test.serial(
+  "an owner's archive takes a download slot: past DOWNLOADS_MAX, owners' archives and public downloads get 429, not a starved storage pool",
+  async (t) => {
+    const { api } = await apiWith(t, { DOWNLOADS_PER_IP: '100', DOWNLOADS_PER_TRANSFER: '100', DOWNLOADS_MAX: '2' });
+    // Server mode (an archive decrypts), and larger than every buffer between MinIO and a paused client.
+    const bytes = content(64 * MiB);
+    const created = await createTransfer(api, attacker.keys.test, {
+      files: [{ name: 'large.bin', size: bytes.length }],
+    });
+    t.is((await put(created.upload_urls[0]?.url ?? '', bytes)).status, 200);
+    await waitForTransfer(api, attacker.keys.test, created.transfer.id, (tr) => tr.status === 'active', 60_000);
+    const archiveUrl = `${api.url}/v1/transfers/${created.transfer.id}/archive`;
+    const owner = { Authorization: `Bearer ${attacker.keys.test}` };
+
+    const held = await Promise.all(
+      ['127.0.0.61', '127.0.0.62'].map((ip) => stalledDownload(t, archiveUrl, ip, 15_000, owner)),
+    );
+    t.deepEqual(
+      held.map((d) => d.status),
+      [200, 200],
+    );
+    const third = await stalledDownload(t, archiveUrl, '127.0.0.63', 15_000, owner);
+    t.is(third.status, 429, third.head);
+    t.regex(third.head, /\r\nretry-after: \d+/i);
+    t.is(errorOf(third.body).reason, 'downloads_busy');
+    const publicDownload = await stalledDownload(t, await downloadUrl(api, small.shortCode), '127.0.0.64');
+    t.is(publicDownload.status, 429);
+    t.is(errorOf(publicDownload.body).reason, 'downloads_busy');
+
+    for (const archive of held) archive.socket.destroy();
+    await eventually(async () => (api.services.downloads.gate.active() === 0 ? true : undefined), 10_000, 25);
+    const received = await getFrom(await downloadUrl(api, small.shortCode), '127.0.0.64');
+    t.is(sha256(received.body), sha256(small.bytes));
+  },
+);
+
+test.serial(
+  'a download that reads steadily but slower than DOWNLOAD_MIN_RATE is closed after a rate window, and its slot given back',
+  async (t) => {
+    const { api, connections } = await apiWith(t, {
+      DOWNLOAD_IDLE_TIMEOUT: '60s',
+      DOWNLOAD_MIN_RATE: String(MiB),
+      DOWNLOAD_RATE_WINDOW: '2s',
+    });
+    const download = await stalledDownload(t, await downloadUrl(api, big.shortCode), '127.0.0.71');
+    t.is(download.status, 200);
+    t.is(api.services.downloads.gate.active(), 1);
+    // A little read every 250 ms: never idle, far below 1 MiB/s once the buffers are full.
+    let read = 0;
+    download.socket.on('data', (chunk: Buffer) => {
+      read += chunk.length;
+      download.socket.pause();
+    });
+    const ticker = setInterval(() => download.socket.resume(), 250);
+    t.teardown(() => clearInterval(ticker));
+    const closedAt = await connections.closed(download.key, 30_000);
+    clearInterval(ticker);
+    t.log(`closed ${closedAt - download.sentAt} ms after it began, ${read} bytes read`);
+    t.true(read < big.bytes.length, 'cut off before the end');
+    await eventually(async () => (api.services.downloads.gate.active() === 0 ? true : undefined), 10_000, 25);
+
+    // A client that reads at full speed is not affected.
+    const whole = await getFrom(await downloadUrl(api, big.shortCode), '127.0.0.71');
+    t.is(sha256(whole.body), sha256(big.bytes));
+  },
+);
+
+test.serial(
+  'an IPv6 client is counted by its /64: its addresses share DOWNLOADS_PER_IP and UPLOADS_PER_IP, another /64 has its own',
+  async (t) => {
+    const { api } = await apiWith(t, {
+      TRUST_PROXY_HOPS: '1',
+      DOWNLOADS_PER_IP: '2',
+      DOWNLOADS_PER_TRANSFER: '100',
+      UPLOADS_PER_IP: '1',
+    });
+    const from = (address: string) => ({ 'X-Forwarded-For': address });
+    const url = () => downloadUrl(api, big.shortCode);
+    const subscriber = ['2001:db8:1:2::1', '2001:db8:1:2:ffff::2', '2001:db8:1:2:abcd:1:2:3'];
+    const admitted = [];
+    for (const address of subscriber.slice(0, 2)) {
+      admitted.push(await stalledDownload(t, await url(), '127.0.0.81', 15_000, from(address)));
+    }
+    t.deepEqual(
+      admitted.map((d) => d.status),
+      [200, 200],
+    );
+    const refused = await stalledDownload(t, await url(), '127.0.0.81', 15_000, from(subscriber[2] ?? ''));
+    t.is(refused.status, 429);
+    t.is(errorOf(refused.body).reason, 'downloads_per_ip');
+    const neighbour = await stalledDownload(t, await url(), '127.0.0.81', 15_000, from('2001:db8:1:3::1'));
+    t.is(neighbour.status, 200);
+
+    const size = MiB;
+    const created = await createTransfer(api, other.keys.test, {
+      files: [0, 1, 2].map((i) => ({ name: `v6-${i}.bin`, size })),
+    });
+    const [one = '', two = '', three = ''] = created.upload_urls.map((entry) => entry.url);
+    const held = await stalledUpload(t, one, size, Buffer.from('x'), '127.0.0.81', from(subscriber[0] ?? ''));
+    t.is((await answerWithin(held, 500)).status, 0, 'still being received');
+    const sameSubscriber = await stalledUpload(t, two, size, Buffer.from('x'), '127.0.0.81', from(subscriber[1] ?? ''));
+    const answer = await answerWithin(sameSubscriber, 10_000);
+    t.is(answer.status, 429);
+    t.is(errorOf(answer.body).reason, 'uploads_per_ip');
+    const elsewhere = await stalledUpload(t, three, size, Buffer.from('x'), '127.0.0.81', from('2001:db8:1:3::1'));
+    t.is((await answerWithin(elsewhere, 500)).status, 0, 'another /64 is received');
+  },
+);
+
+test.serial(
+  "a vault owner's archive takes a download slot too: refused with 429 before any item is logged as downloaded",
+  async (t) => {
+    const { api } = await apiWith(t, { DOWNLOADS_MAX: '1' });
+    const key = other.keys.test;
+    const coffre = await api.call('POST', '/v1/coffres', { key, body: { name: 'Slots' } });
+    t.is(coffre.status, 201, coffre.text);
+    const bytes = content(1000);
+    const item = await api.call('POST', `/v1/coffres/${coffre.body.id}/items`, {
+      key,
+      body: { name: 'a.bin', size: bytes.length },
+    });
+    t.is((await put(item.body.upload_url.url, bytes)).status, 200);
+    await eventually(async () => {
+      const got = await api.call('GET', `/v1/coffres/${coffre.body.id}/items/${item.body.item.id}`, { key });
+      return got.body.status === 'available' ? true : undefined;
+    }, 60_000);
+
+    // A public download holds the process's only slot.
+    const held = await stalledDownload(t, await downloadUrl(api, big.shortCode), '127.0.0.91');
+    t.is(held.status, 200);
+    const refused = await api.call('GET', `/v1/coffres/${coffre.body.id}/archive`, { key });
+    t.is(refused.status, 429, refused.text);
+    t.is(refused.body.error.reason, 'downloads_busy');
+    const log = await api.call('GET', `/v1/coffres/${coffre.body.id}/access-log?limit=100`, { key });
+    t.deepEqual(
+      log.body.data.filter((entry: { action: string }) => entry.action === 'downloaded'),
+      [],
+      'nothing logged as downloaded',
+    );
+
+    held.socket.destroy();
+    await eventually(async () => (api.services.downloads.gate.active() === 0 ? true : undefined), 10_000, 25);
+    const archive = await fetch(`${api.url}/v1/coffres/${coffre.body.id}/archive`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    t.is(archive.status, 200);
+    await archive.arrayBuffer();
   },
 );

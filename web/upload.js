@@ -4,14 +4,19 @@ import { chunksOf } from '/assets/sdk/sources.js';
 // Uploads from the sender page, with progress (XMLHttpRequest: fetch reports
 // none for uploads) and recovery: after a lost connection or a 5xx the page
 // asks the upload URL what it stored (HEAD, Upload-Offset) and sends only the
-// rest, up to RETRIES times (docs/transfers.md, "Resuming" and "Chunks").
+// rest, up to RETRIES times (docs/transfers.md, "Resuming" and "Chunks"). When the server is
+// receiving all the uploads it takes at once (429 with Retry-After, "Concurrent uploads"), the
+// page waits what it says, up to SLOT_WAITS times, apart from the retries.
 
 const RETRIES = 3;
+const SLOT_WAITS = 60;
+const MAX_SLOT_WAIT_MS = 30_000;
 
 class UploadError extends Error {
-  constructor(message, status) {
+  constructor(message, status, retryAfterSeconds) {
     super(message);
     this.status = status;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 
   /** A lost connection, a 5xx or a busy lease (409) may pass; any other 4xx will not. */
@@ -33,7 +38,8 @@ function put(url, body, onProgress, contentRange) {
       try {
         message = JSON.parse(request.responseText).error.message;
       } catch {}
-      reject(new UploadError(message, request.status));
+      const retryAfter = Number(request.getResponseHeader('retry-after'));
+      reject(new UploadError(message, request.status, retryAfter > 0 ? retryAfter : undefined));
     });
     request.addEventListener('error', () => reject(new UploadError('The connection was lost during the upload.', 0)));
     request.send(body);
@@ -49,14 +55,22 @@ async function storedOffset(url) {
   return offset;
 }
 
-/** Runs `attempt(retry)` until it succeeds, a permanent error, or RETRIES retries. */
+/** Runs `attempt(retry)` until it succeeds, a permanent error, or RETRIES retries (slot waits apart). */
 async function withRetries(attempt) {
-  for (let retry = 0; ; retry++) {
+  let slotWaits = 0;
+  for (let retry = 0; ; ) {
     try {
       return await attempt(retry);
     } catch (error) {
+      // A refused upload stored nothing: the same attempt is made again once the server has room.
+      if (error instanceof UploadError && error.status === 429 && error.retryAfterSeconds && slotWaits < SLOT_WAITS) {
+        slotWaits++;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_SLOT_WAIT_MS, error.retryAfterSeconds * 1000)));
+        continue;
+      }
       if (!(error instanceof UploadError) || !error.retryable || retry >= RETRIES) throw error;
       await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** retry));
+      retry++;
     }
   }
 }

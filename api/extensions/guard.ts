@@ -1,8 +1,7 @@
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import { holdsScope } from '../../lib/api-keys/scopes.ts';
 import { DomainError } from '../../lib/errors.ts';
-import { addressBucket } from '../../lib/net/address-bucket.ts';
-import { clientIp } from '../client-ip.ts';
+import { publicBudget, rateLimitExceeded } from '../auth.ts';
 import type { Budget, RateDecision } from '../rate-limiter.ts';
 import { routeSettings } from '../types.ts';
 
@@ -15,20 +14,17 @@ export async function onPostAuth(request: Request, h: ResponseToolkit): Promise<
   const settings = routeSettings(request);
   const caller = request.auth.credentials?.app?.caller;
   const rateClass = caller ? (settings.rateClass ?? (request.method === 'get' ? 'read' : 'write')) : 'public';
-  const draw = {
-    bucket: caller
-      ? `${caller.workspaceId}:${caller.environment}:${rateClass}`
-      : `ip:${addressBucket(clientIp(request, services.config))}`,
-    limit: services.config.rateLimits[rateClass],
-  };
-  const drawn = await drawFromBudgets(request, settings.rateLimited === false ? null : draw);
+  const draw = caller
+    ? {
+        bucket: `${caller.workspaceId}:${caller.environment}:${rateClass}`,
+        limit: services.config.rateLimits[rateClass],
+      }
+    : publicBudget(request);
+  // A publishable key's request drew from its budget already, before its key was looked up (api/auth.ts).
+  const drawn = request.app.rate ? null : await drawFromBudgets(request, settings.rateLimited === false ? null : draw);
   if (drawn) {
     request.app.rate = drawn;
-    if (!drawn.allowed) {
-      throw new DomainError('rate_limited', `Rate limit of ${drawn.limit} ${rateClass} requests per minute exceeded.`, {
-        retryAfterSeconds: drawn.retryAfterSeconds,
-      });
-    }
+    if (!drawn.allowed) throw rateLimitExceeded(drawn, rateClass);
   }
   if (caller && settings.scope && !holdsScope(caller.keyType, caller.scopes, settings.scope)) {
     throw new DomainError('scope_missing', `This key lacks the \`${settings.scope}\` scope.`, {

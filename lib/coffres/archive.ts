@@ -139,10 +139,13 @@ export async function ownerCoffreArchive(
   id: string,
   itemIds: readonly string[] | undefined,
   ip: string | null,
+  admit: (coffreId: string) => void = () => {},
 ): Promise<{ coffre: CoffreRow; archive: Archive }> {
   const coffre = await findCoffre(services, caller, id);
   if (coffre.status === 'expired') throw coffreGone();
   const available = await createCoffreQueries(services.db).itemsOf(coffre.id, ['available']);
+  // Refused (no download slot) before any item is logged or counted as downloaded.
+  admit(coffre.id);
   const items = await withinDownloadLimit(services, coffre, selection(available, itemIds));
   await logDownloads(services, coffre, items, { apiKeyId: caller.apiKeyId }, ip);
   return { coffre, archive: openArchive(coffre.name, entries(services, items)) };

@@ -27,6 +27,7 @@ export async function coffreUploadTarget(services: Services, address: UploadAddr
       : new DomainError('validation_error', 'This vault item no longer accepts uploads.', { kind: 'conflict' });
   return {
     table: 'coffre_items',
+    holder: `coffre:${coffre.id}`,
     file: item,
     mode: 'server',
     refusal,

@@ -26,6 +26,14 @@ export function presentOwnerKey(intake: IntakeRow) {
   };
 }
 
+/** The submissions an intake takes per hour and per day: its own, or the configured default. */
+export function submissionBudget(config: Config, intake: IntakeRow) {
+  return {
+    submissions_per_hour: intake.submissions_per_hour ?? config.intakes.submissionsPerHour,
+    submissions_per_day: intake.submissions_per_day ?? config.intakes.submissionsPerDay,
+  };
+}
+
 export function presentIntake(config: Config, intake: IntakeRow) {
   return {
     id: intake.id,
@@ -42,6 +50,7 @@ export function presentIntake(config: Config, intake: IntakeRow) {
       max_files: intake.max_files,
       max_bytes: intake.max_bytes,
       max_submissions: intake.max_submissions,
+      ...submissionBudget(config, intake),
     },
     notify: intake.notify_emails,
     expires_at: intake.expires_at,

@@ -52,6 +52,9 @@ export type IntakeLimitsInput = {
   max_files?: number | undefined;
   max_bytes?: number | undefined;
   max_submissions?: number | null | undefined;
+  /** Null: the configured default (INTAKE_SUBMISSIONS_PER_HOUR, _PER_DAY). */
+  submissions_per_hour?: number | null | undefined;
+  submissions_per_day?: number | null | undefined;
 };
 
 export type CreateIntakeInput = {
@@ -87,6 +90,8 @@ export async function createIntake(services: Services, caller: Caller, input: Cr
       maxFiles: input.limits?.max_files ?? defaults.maxFiles,
       maxBytes: input.limits?.max_bytes ?? defaults.maxBytes,
       maxSubmissions: input.limits?.max_submissions ?? null,
+      submissionsPerHour: input.limits?.submissions_per_hour ?? null,
+      submissionsPerDay: input.limits?.submissions_per_day ?? null,
       notifyEmails: input.notify ?? [],
       expiresAt: input.expires_in_hours === undefined ? null : new Date(Date.now() + input.expires_in_hours * HOUR_MS),
     });
@@ -148,6 +153,8 @@ export async function updateIntake(services: Services, caller: Caller, id: strin
       maxFiles: input.limits?.max_files,
       maxBytes: input.limits?.max_bytes,
       maxSubmissions: input.limits?.max_submissions,
+      submissionsPerHour: input.limits?.submissions_per_hour,
+      submissionsPerDay: input.limits?.submissions_per_day,
       notifyEmails: input.notify,
       expiresAt:
         input.expires_in_hours === undefined

@@ -11,7 +11,7 @@ import { uploadUrlEntry } from '../uploads/upload-urls.ts';
 import type { IntakeKem, IntakeSource } from '../vocabulary.ts';
 import { randomId } from './ids.ts';
 import { KEM_SIZES, SEALED_KEY_BYTES } from './kems.ts';
-import { presentForm } from './present.ts';
+import { presentForm, submissionBudget } from './present.ts';
 import type { Submitter } from './publishable-keys.ts';
 
 // What a submitter does with a publishable key: read the intake's form, and
@@ -53,6 +53,7 @@ export async function startSubmission(services: Services, submitter: Submitter, 
     // Locked so that concurrent submissions count against max_submissions one at a time.
     const locked = await queries.findById(submitter.intakeId, true);
     const intake = checkTakes(locked, submitter);
+    await checkBudget(services, queries, intake);
     checkFiles(intake, input);
     checkSandboxFiles(intake, input);
     await checkDailyQuota(tx, tenant, 'intake_submission', 'intake submissions');
@@ -144,6 +145,30 @@ function checkTakes(intake: IntakeRow | null, submitter: Submitter): IntakeRow {
     });
   }
   return intake;
+}
+
+/**
+ * Refuses a submission past the intake's budget: each one starts a workflow, records events (and
+ * with them rules and webhooks) and mails every notify address, so an anonymous page must not
+ * start them without end. Counted over the last hour and the last 24 hours, under the intake's
+ * lock; 429 until the oldest submission of the spent window leaves it.
+ */
+async function checkBudget(services: Services, queries: ReturnType<typeof createIntakeQueries>, intake: IntakeRow) {
+  const budget = submissionBudget(services.config, intake);
+  const windows = [
+    { reason: 'submissions_per_hour', limit: budget.submissions_per_hour, ms: HOUR_MS, per: 'hour' },
+    { reason: 'submissions_per_day', limit: budget.submissions_per_day, ms: 24 * HOUR_MS, per: 'day' },
+  ] as const;
+  for (const window of windows) {
+    const recent = await queries.recentSubmissions(intake.id, window.ms);
+    if (recent.count < window.limit) continue;
+    const freesIn = Math.ceil(((recent.frees_at?.getTime() ?? Date.now()) - Date.now()) / 1000);
+    throw new DomainError(
+      'rate_limited',
+      `This intake takes at most ${window.limit} submissions per ${window.per}. Retry in ${Math.max(1, freesIn)} seconds.`,
+      { retryAfterSeconds: Math.max(1, freesIn), details: { reason: window.reason } },
+    );
+  }
 }
 
 function checkFiles(intake: IntakeRow, input: StartSubmissionInput) {

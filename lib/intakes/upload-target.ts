@@ -21,6 +21,10 @@ export async function intakeUploadTarget(services: Services, address: UploadAddr
       : new DomainError('validation_error', 'This submission no longer accepts uploads.', { kind: 'conflict' });
   return {
     table: 'intake_files',
+    // One publishable key starts many submissions, each with its own URLs: they share its slots.
+    holder: document.publishable_key_id
+      ? `publishable_key:${document.publishable_key_id}`
+      : `intake:${document.intake_id}`,
     file,
     mode: intake.encryption_mode === 'e2e_asym' ? 'e2e' : 'server',
     refusal,

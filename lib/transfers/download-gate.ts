@@ -1,4 +1,6 @@
 import type { Config } from '../config.ts';
+import { addressBucket } from '../net/address-bucket.ts';
+import { type Slot, SlotGate } from '../net/slot-gate.ts';
 import { createObjectStore, type ObjectStore } from '../storage/object-store.ts';
 
 // Public downloads are anonymous and may be slow on purpose: this process
@@ -11,51 +13,31 @@ export type DownloadLimits = Config['transfers']['downloads'];
 /** Which bound refused a download. */
 export type DownloadRefusal = 'downloads_per_ip' | 'downloads_per_transfer' | 'downloads_busy';
 
-export type DownloadSlot = { ok: true; release: () => void } | { ok: false; reason: DownloadRefusal };
+export type DownloadSlot = Slot<DownloadRefusal>;
 
-/** Counts the downloads streaming now; each holds a slot from its start until its response ends. */
+/**
+ * Counts the downloads streaming now; each holds a slot from its start until its response ends.
+ * A client is counted by its address bucket (an IPv6 client by its /64, lib/net/address-bucket.ts):
+ * one subscriber's many IPv6 addresses share one share of the cap.
+ */
 export class DownloadGate {
-  private readonly byIp = new Map<string, number>();
-  private readonly byTransfer = new Map<string, number>();
-  private total = 0;
-  private readonly limits: Pick<DownloadLimits, 'perIp' | 'perTransfer' | 'max'>;
+  private readonly slots: SlotGate<'downloads_per_ip' | 'downloads_per_transfer', 'downloads_busy'>;
 
   constructor(limits: Pick<DownloadLimits, 'perIp' | 'perTransfer' | 'max'>) {
-    this.limits = limits;
+    this.slots = new SlotGate(limits.max, 'downloads_busy', [
+      ['downloads_per_ip', limits.perIp],
+      ['downloads_per_transfer', limits.perTransfer],
+    ]);
   }
 
   enter(ip: string, transferId: string): DownloadSlot {
-    if (this.total >= this.limits.max) return { ok: false, reason: 'downloads_busy' };
-    if ((this.byIp.get(ip) ?? 0) >= this.limits.perIp) return { ok: false, reason: 'downloads_per_ip' };
-    if ((this.byTransfer.get(transferId) ?? 0) >= this.limits.perTransfer) {
-      return { ok: false, reason: 'downloads_per_transfer' };
-    }
-    this.total++;
-    bump(this.byIp, ip, 1);
-    bump(this.byTransfer, transferId, 1);
-    let released = false;
-    return {
-      ok: true,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.total--;
-        bump(this.byIp, ip, -1);
-        bump(this.byTransfer, transferId, -1);
-      },
-    };
+    return this.slots.enter({ downloads_per_ip: addressBucket(ip), downloads_per_transfer: transferId });
   }
 
   /** Downloads streaming now. */
   active(): number {
-    return this.total;
+    return this.slots.active();
   }
-}
-
-function bump(counts: Map<string, number>, key: string, by: number) {
-  const next = (counts.get(key) ?? 0) + by;
-  if (next > 0) counts.set(key, next);
-  else counts.delete(key);
 }
 
 export type PublicDownloads = { gate: DownloadGate; objects: ObjectStore };

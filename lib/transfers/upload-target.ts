@@ -30,6 +30,7 @@ export async function transferUploadTarget(services: Services, address: UploadAd
         );
   return {
     table: 'transfer_files',
+    holder: `transfer:${transfer.id}`,
     file,
     mode: transfer.encryption_mode,
     refusal,

@@ -52,6 +52,11 @@ export type UploadTarget = {
   file: StoredFile;
   /** `server`: we seal the bytes as they come; `e2e`: they arrive sealed by the client. */
   mode: EncryptionMode;
+  /**
+   * Whose upload URLs these are, for the per-key bound of the upload slots (lib/uploads/upload-gate.ts):
+   * `transfer:<id>`, `coffre:<id>`, or for an intake submission the publishable key that started it.
+   */
+  holder: string;
   /** Why the owner takes no more bytes now (ended, past its deadline…), or null while it does. */
   refusal: DomainError | null;
   /** Told when the file's last byte is stored, and again when a finished upload is repeated. */

@@ -70,8 +70,16 @@ function endToEnd(transfer: TransferRow): void {
   );
 }
 
-/** `GET /v1/transfers/{id}/archive`: the owner's own copy. Counts no download; refused while not downloadable. */
-export async function ownerArchive(services: Services, caller: Caller, id: string): Promise<Archive> {
+/**
+ * `GET /v1/transfers/{id}/archive`: the owner's own copy. Counts no download; refused while not downloadable.
+ * `admit` is told the transfer before anything is opened, and throws to refuse (the API takes a download slot).
+ */
+export async function ownerArchive(
+  services: Services,
+  caller: Caller,
+  id: string,
+  admit: (transferId: string) => void = () => {},
+): Promise<Archive> {
   const queries = createTransferQueries(services.db);
   const transfer = await queries.find(tenantOf(caller), id);
   if (!transfer) throw notFound('transfer');
@@ -80,6 +88,7 @@ export async function ownerArchive(services: Services, caller: Caller, id: strin
   // The owner may fetch what waits for approval or reached its limit; not what is not (or no longer) there.
   if (blocked && !['awaiting_approval', 'rejected', 'limit_reached'].includes(blocked)) throw blockedError(blocked);
   const files = await queries.files(transfer.id);
+  admit(transfer.id);
   return openArchive(titleOf(transfer), transferEntries(downloadDeps(services), transfer, files));
 }
 

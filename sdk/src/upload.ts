@@ -1,6 +1,6 @@
 import { type HttpClient, sleep } from './client.ts';
 import { createEncryptStream, HEADER_SIZE, TAG_SIZE } from './crypto/val1.ts';
-import { ConflictError, ConnectionError, ServerError, ValiseError } from './errors.ts';
+import { ConflictError, ConnectionError, RateLimitError, ServerError, ValiseError } from './errors.ts';
 import { chunksOf, countBytes, type FileSource, skipBytes } from './sources.ts';
 
 // One file's upload: a streamed PUT to its upload URL, resumed after an
@@ -38,6 +38,7 @@ export async function uploadFile(http: HttpClient, target: UploadTarget, source:
   let askOffset = options.resume;
   let resumes = 0;
   let busyWaits = 0;
+  let slotWaits = 0;
   for (let attempt = 0; ; attempt++) {
     try {
       const offset = askOffset ? await storedOffset(http, target.url, options.signal) : 0;
@@ -45,6 +46,14 @@ export async function uploadFile(http: HttpClient, target: UploadTarget, source:
       await putFrom(http, target, source, offset, (sent) => options.onBytes(sent, offset, attempt), options.signal);
       return;
     } catch (error) {
+      // The server receives only so many uploads at once (per address, per transfer, in all): a
+      // refused PUT read none of the body, and is tried again when the server says, apart from the
+      // resume budget.
+      if (error instanceof RateLimitError && error.retryAfterSeconds !== undefined && slotWaits < SLOT_WAITS) {
+        slotWaits++;
+        await sleep(Math.min(MAX_SLOT_WAIT_MS, error.retryAfterSeconds * 1000), options.signal);
+        continue;
+      }
       if (!(error instanceof ValiseError) || !resumable(error)) throw error;
       askOffset = true;
       // The server still holds the lease of a request that broke off (a killed process, a cut
@@ -61,6 +70,10 @@ export async function uploadFile(http: HttpClient, target: UploadTarget, source:
     }
   }
 }
+
+/** How many times an upload waits for a place among the uploads the server receives at once. */
+const SLOT_WAITS = 60;
+const MAX_SLOT_WAIT_MS = 30_000;
 
 /** How many seconds an upload waits for the server to let go of an earlier request's lease. */
 const BUSY_WAITS = 30;

@@ -36,10 +36,10 @@ export type WebSession = { api: TestApi; ws: TestWorkspace; browser: Browser; co
  * tests and closed after them. A page load fetches a handful of assets: the per-address public
  * budget is kept out of the way.
  */
-export function webSession(workspaceName: string): WebSession {
+export function webSession(workspaceName: string, env: Record<string, string> = {}): WebSession {
   const session = {} as WebSession;
   test.before(async () => {
-    session.api = await startApi({ RATE_LIMIT_PUBLIC: '100000' });
+    session.api = await startApi({ RATE_LIMIT_PUBLIC: '100000', ...env });
     session.ws = await session.api.workspace(workspaceName);
     session.browser = await launchBrowser();
     session.context = await session.browser.newContext({ acceptDownloads: true });

@@ -4,7 +4,7 @@ import { ITEM_ID_PATTERN } from '../../../lib/coffres/ids.ts';
 import { clientIp } from '../../client-ip.ts';
 import { defineRoute } from '../../route.ts';
 import { callerOf } from '../../types.ts';
-import { archiveResponse, limitDuration, streamedDownload } from '../shares/download.ts';
+import { archiveResponse, holdDownloadSlot, limitDuration, streamedDownload } from '../shares/download.ts';
 import { coffreParams } from './schemas.ts';
 
 const itemIdList = new RegExp(
@@ -20,7 +20,10 @@ export const archiveRoute = defineRoute({
     notes:
       'Streams a ZIP (STORE, ZIP64 past 4 GiB) of the items `item_ids` names (comma-separated, at most ' +
       `${MAX_ARCHIVE_ITEMS}), or of every available item, decrypted on the way, with \`Content-Length\`. Each item ` +
-      "is written to the vault's access log as `downloaded` by the API key; the request is in the audit log.",
+      "is written to the vault's access log as `downloaded` by the API key; the request is in the audit log. " +
+      'Takes a download slot and has the timeouts of `GET /v1/downloads/{token}`: past `DOWNLOADS_PER_IP` at once ' +
+      'from one address, `DOWNLOADS_PER_TRANSFER` of this vault or `DOWNLOADS_MAX` in all, 429 `rate_limited` with ' +
+      '`Retry-After`.',
     tags: ['api', 'coffres'],
     plugins: {
       valise: {
@@ -41,7 +44,10 @@ export const archiveRoute = defineRoute({
     const { services } = request.server.app;
     const itemIds = request.query.item_ids?.split(',');
     const ip = clientIp(request, services.config);
-    const { archive } = await ownerCoffreArchive(services, callerOf(request), request.params.id, itemIds, ip);
+    // It reads through the public downloads' object-store pool, so it holds one of their slots.
+    const { archive } = await ownerCoffreArchive(services, callerOf(request), request.params.id, itemIds, ip, (id) =>
+      holdDownloadSlot(request, { id, kind: 'vault' }),
+    );
     limitDuration(request, services.config.transfers.downloads);
     return archiveResponse(h, archive);
   },

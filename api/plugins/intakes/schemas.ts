@@ -40,6 +40,18 @@ export const limits = Joi.object({
     .min(1)
     .max(5 * 1024 ** 4),
   max_submissions: Joi.number().integer().min(1).max(1_000_000).allow(null),
+  submissions_per_hour: Joi.number()
+    .integer()
+    .min(1)
+    .max(1_000_000)
+    .allow(null)
+    .description('Submissions taken per rolling hour; null: `INTAKE_SUBMISSIONS_PER_HOUR` (100).'),
+  submissions_per_day: Joi.number()
+    .integer()
+    .min(1)
+    .max(1_000_000)
+    .allow(null)
+    .description('Submissions taken per rolling 24 hours; null: `INTAKE_SUBMISSIONS_PER_DAY` (1000).'),
 });
 export const notify = Joi.array().items(email).max(10).unique();
 export const expiresInHours = Joi.number()
@@ -98,6 +110,8 @@ export const intake = Joi.object({
   limits: Joi.object({
     ...submissionLimits,
     max_submissions: Joi.number().integer().allow(null).required(),
+    submissions_per_hour: Joi.number().integer().min(1).required(),
+    submissions_per_day: Joi.number().integer().min(1).required(),
   })
     .required()
     .label('IntakeLimits'),

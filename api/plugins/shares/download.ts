@@ -102,7 +102,7 @@ export const downloadRoute = defineRoute({
     auth: false,
     description: 'Download one file',
     notes:
-      'Streams the file (decrypted in server mode). Supports a single HTTP Range. Links expire after 300 seconds. A client that reads nothing for `DOWNLOAD_IDLE_TIMEOUT` (60 s), or is still downloading after `DOWNLOAD_REQUEST_TIMEOUT` (6 h), is disconnected (resume with Range). Past `DOWNLOADS_PER_IP` downloads at once from one address or `DOWNLOADS_PER_TRANSFER` of one transfer: 429 `rate_limited` with `Retry-After`.',
+      'Streams the file (decrypted in server mode). Supports a single HTTP Range. Links expire after 300 seconds. A client that reads nothing for `DOWNLOAD_IDLE_TIMEOUT` (60 s), or is still downloading after `DOWNLOAD_REQUEST_TIMEOUT` (6 h), is disconnected (resume with Range), and so is one that takes less than `DOWNLOAD_MIN_RATE` (4 KiB/s) over a `DOWNLOAD_RATE_WINDOW` (60 s) past the first. Past `DOWNLOADS_PER_IP` downloads at once from one address or `DOWNLOADS_PER_TRANSFER` of one transfer: 429 `rate_limited` with `Retry-After`.',
     tags: ['api', 'shares'],
     validate: { params: linkTokenParams },
     ...streamedDownload,
@@ -190,11 +190,17 @@ export function archiveResponse(h: ResponseToolkit, archive: Archive) {
 
 /**
  * Disconnects a download whose client takes nothing for `idleMs` (Node counts each write the
- * socket completes as activity, so a client that reads slowly but steadily is not idle) or that
- * is still running `requestMs` after it arrived. Destroying the response makes hapi destroy the
- * content stream, which releases its object-store socket.
+ * socket completes as activity, so a client that reads slowly but steadily is not idle), that takes
+ * less than `minRate` bytes a second over a window of `rateWindowMs` (the first window is its
+ * grace: buffers fill), or that is still running `requestMs` after it arrived. Without the rate,
+ * a reader taking a few bytes a minute would hold its slot until `requestMs`, and a few of them
+ * the whole process's. Destroying the response makes hapi destroy the content stream, which
+ * releases its object-store socket.
  */
-export function limitDuration(request: AnyRequest, limits: { idleMs: number; requestMs: number }) {
+export function limitDuration(
+  request: AnyRequest,
+  limits: { idleMs: number; requestMs: number; minRate: number; rateWindowMs: number },
+) {
   const res = request.raw.res;
   const cutOff = (why: string) => () => {
     request.log(['download', 'timeout'], why);
@@ -205,9 +211,33 @@ export function limitDuration(request: AnyRequest, limits: { idleMs: number; req
     cutOff(`still running after ${limits.requestMs} ms`),
     Math.max(0, request.info.received + limits.requestMs - Date.now()),
   );
+  const pace = paceCheck(request, limits, cutOff);
   const release = endings.get(request);
   endings.set(request, () => {
     clearTimeout(total);
+    clearInterval(pace);
     release?.();
   });
+}
+
+/** Every `rateWindowMs`, cuts off a download whose client took less than `minRate` bytes a second meanwhile. */
+function paceCheck(
+  request: AnyRequest,
+  limits: { minRate: number; rateWindowMs: number },
+  cutOff: (why: string) => () => void,
+): NodeJS.Timeout | undefined {
+  const socket = request.raw.res.socket;
+  if (limits.minRate === 0 || limits.rateWindowMs === 0 || !socket) return undefined;
+  const least = (limits.minRate * limits.rateWindowMs) / 1000;
+  let mark = socket.bytesWritten;
+  const pace = setInterval(() => {
+    const taken = socket.bytesWritten - mark;
+    mark = socket.bytesWritten;
+    // Only the client's slowness counts: with nothing waiting to be sent, the server is behind.
+    if (taken < least && socket.writableLength > 0) {
+      cutOff(`${taken} bytes taken in ${limits.rateWindowMs} ms, under ${limits.minRate} bytes/s`)();
+    }
+  }, limits.rateWindowMs);
+  pace.unref();
+  return pace;
 }

@@ -43,6 +43,8 @@ export const intakeRow = z.object({
   max_files: z.number().int(),
   max_bytes: z.coerce.number().int(),
   max_submissions: z.number().int().nullable(),
+  submissions_per_hour: z.number().int().nullable(),
+  submissions_per_day: z.number().int().nullable(),
   submissions_count: z.number().int(),
   notify_emails: z.array(z.string()),
   expires_at: z.date().nullable(),
@@ -100,7 +102,7 @@ export type IntakeFileRow = z.infer<typeof intakeFileRow>;
 const intakeColumns = sql.fragment`
   id, workspace_id, environment, user_id, title, instructions, status, closed_reason, encryption_mode,
   owner_kem, owner_public_key, metadata_policy, retention_hours, max_files, max_bytes, max_submissions,
-  submissions_count, notify_emails, expires_at, created_at, updated_at, closed_at, deleted_at`;
+  submissions_per_hour, submissions_per_day, submissions_count, notify_emails, expires_at, created_at, updated_at, closed_at, deleted_at`;
 
 const keyColumns = sql.fragment`
   id, intake_id, workspace_id, environment, label, key_hash, key_sealed, key_prefix, created_at, last_used_at,
@@ -124,6 +126,8 @@ export type NewIntake = Tenant & {
   maxFiles: number;
   maxBytes: number;
   maxSubmissions: number | null;
+  submissionsPerHour: number | null;
+  submissionsPerDay: number | null;
   notifyEmails: string[];
   expiresAt: Date | null;
 };
@@ -136,6 +140,8 @@ export type IntakeChanges = {
   maxFiles?: number | undefined;
   maxBytes?: number | undefined;
   maxSubmissions?: number | null | undefined;
+  submissionsPerHour?: number | null | undefined;
+  submissionsPerDay?: number | null | undefined;
   notifyEmails?: string[] | undefined;
   expiresAt?: Date | null | undefined;
 };
@@ -170,13 +176,13 @@ export function createIntakeQueries(db: CommonQueryMethods) {
     async insert(intake: NewIntake): Promise<IntakeRow> {
       return db.one(sql.type(intakeRow)`
         INSERT INTO intakes (id, workspace_id, environment, user_id, title, instructions, encryption_mode, owner_kem,
-          owner_public_key, metadata_policy, retention_hours, max_files, max_bytes, max_submissions, notify_emails,
-          expires_at)
+          owner_public_key, metadata_policy, retention_hours, max_files, max_bytes, max_submissions,
+          submissions_per_hour, submissions_per_day, notify_emails, expires_at)
         VALUES (${intake.id}, ${intake.workspaceId}, ${intake.environment}, ${intake.userId}, ${intake.title},
           ${intake.instructions}, ${intake.encryptionMode}, ${intake.ownerKey?.kem ?? null},
           ${intake.ownerKey ? sql.binary(intake.ownerKey.publicKey) : null}, ${intake.metadataPolicy},
           ${intake.retentionHours}, ${intake.maxFiles}, ${intake.maxBytes}, ${intake.maxSubmissions},
-          ${sql.array(intake.notifyEmails, 'text')},
+          ${intake.submissionsPerHour}, ${intake.submissionsPerDay}, ${sql.array(intake.notifyEmails, 'text')},
           ${intake.expiresAt ? sql.timestamp(intake.expiresAt) : null})
         RETURNING ${intakeColumns}`);
     },
@@ -212,6 +218,8 @@ export function createIntakeQueries(db: CommonQueryMethods) {
         changes.maxFiles !== undefined && sql.fragment`max_files = ${changes.maxFiles}`,
         changes.maxBytes !== undefined && sql.fragment`max_bytes = ${changes.maxBytes}`,
         changes.maxSubmissions !== undefined && sql.fragment`max_submissions = ${changes.maxSubmissions}`,
+        changes.submissionsPerHour !== undefined && sql.fragment`submissions_per_hour = ${changes.submissionsPerHour}`,
+        changes.submissionsPerDay !== undefined && sql.fragment`submissions_per_day = ${changes.submissionsPerDay}`,
         changes.notifyEmails !== undefined && sql.fragment`notify_emails = ${sql.array(changes.notifyEmails, 'text')}`,
         changes.expiresAt !== undefined &&
           sql.fragment`expires_at = ${changes.expiresAt ? sql.timestamp(changes.expiresAt) : null}`,
@@ -245,6 +253,33 @@ export function createIntakeQueries(db: CommonQueryMethods) {
       return db.maybeOne(sql.type(intakeRow)`
         UPDATE intakes SET status = 'deleted', deleted_at = ms_now(), updated_at = ms_now()
         WHERE id = ${id} AND status <> 'deleted' RETURNING ${intakeColumns}`);
+    },
+
+    /**
+     * Submissions the intake took in the last `windowMs`, and when the oldest of them leaves the
+     * window (null when there are none): a budget spent frees up then.
+     */
+    async recentSubmissions(id: string, windowMs: number): Promise<{ count: number; frees_at: Date | null }> {
+      return db.one(sql.type(z.object({ count: z.number().int(), frees_at: z.date().nullable() }))`
+        SELECT count(*)::int AS count, min(created_at) + make_interval(secs => ${windowMs / 1000}) AS frees_at
+        FROM intake_documents
+        WHERE intake_id = ${id} AND created_at > ms_now() - make_interval(secs => ${windowMs / 1000})`);
+    },
+
+    /**
+     * Records that `documentId`'s "submission received" mail goes out now, unless its intake has
+     * sent `perHour` of them in the last hour; true when it may go (or had already gone: a retry).
+     * The intake is locked so that concurrent documents count one at a time: call it on a transaction.
+     */
+    async claimNotice(documentId: string, intakeId: string, perHour: number): Promise<boolean> {
+      await db.query(sql.typeAlias('void')`SELECT FROM intakes WHERE id = ${intakeId} FOR UPDATE`);
+      const claimed = await db.maybeOne(sql.type(z.object({ id: z.string() }))`
+        UPDATE intake_documents SET notified_at = COALESCE(notified_at, ms_now())
+        WHERE id = ${documentId} AND (notified_at IS NOT NULL OR (
+          SELECT count(*) FROM intake_documents
+          WHERE intake_id = ${intakeId} AND notified_at > ms_now() - interval '1 hour') < ${perHour})
+        RETURNING id`);
+      return claimed !== null;
     },
 
     async countSubmission(id: string): Promise<IntakeRow> {

@@ -1411,6 +1411,8 @@ export interface Paths {
             max_files: number;
             max_bytes: number;
             max_submissions: number | null;
+            submissions_per_hour: number;
+            submissions_per_day: number;
           };
           notify: Array<string>;
           submissions_count: number;
@@ -1442,6 +1444,10 @@ export interface Paths {
           max_files?: number;
           max_bytes?: number;
           max_submissions?: number | null;
+          /** Submissions taken per rolling hour; null: `INTAKE_SUBMISSIONS_PER_HOUR` (100). */
+          submissions_per_hour?: number | null;
+          /** Submissions taken per rolling 24 hours; null: `INTAKE_SUBMISSIONS_PER_DAY` (1000). */
+          submissions_per_day?: number | null;
         };
         notify?: Array<string>;
         expires_in_hours?: number;
@@ -1467,6 +1473,8 @@ export interface Paths {
           max_files: number;
           max_bytes: number;
           max_submissions: number | null;
+          submissions_per_hour: number;
+          submissions_per_day: number;
         };
         notify: Array<string>;
         submissions_count: number;
@@ -1521,6 +1529,8 @@ export interface Paths {
           max_files: number;
           max_bytes: number;
           max_submissions: number | null;
+          submissions_per_hour: number;
+          submissions_per_day: number;
         };
         notify: Array<string>;
         submissions_count: number;
@@ -1546,6 +1556,10 @@ export interface Paths {
           max_files?: number;
           max_bytes?: number;
           max_submissions?: number | null;
+          /** Submissions taken per rolling hour; null: `INTAKE_SUBMISSIONS_PER_HOUR` (100). */
+          submissions_per_hour?: number | null;
+          /** Submissions taken per rolling 24 hours; null: `INTAKE_SUBMISSIONS_PER_DAY` (1000). */
+          submissions_per_day?: number | null;
         };
         notify?: Array<string>;
         expires_in_hours?: number | null;
@@ -1571,6 +1585,8 @@ export interface Paths {
           max_files: number;
           max_bytes: number;
           max_submissions: number | null;
+          submissions_per_hour: number;
+          submissions_per_day: number;
         };
         notify: Array<string>;
         submissions_count: number;
@@ -1625,6 +1641,8 @@ export interface Paths {
           max_files: number;
           max_bytes: number;
           max_submissions: number | null;
+          submissions_per_hour: number;
+          submissions_per_day: number;
         };
         notify: Array<string>;
         submissions_count: number;
