@@ -98,6 +98,14 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
       return (await mustLoadItem(itemId)).status;
     },
 
+    /**
+     * Its content cannot be verified, ever (the scan failed for good: it no longer matches its
+     * upload): the item is `rejected` and shredded, as infected content is.
+     */
+    async rejectUnverifiedItem(itemId: string): Promise<void> {
+      await coffres.destroyItem(itemId, 'rejected');
+    },
+
     /** The upload never finished: the item is shredded, its row kept as a tombstone. */
     async destroyItem(itemId: string): Promise<void> {
       await coffres.destroyItem(itemId);

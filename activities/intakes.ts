@@ -133,6 +133,14 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
       return (await mustLoad(documentId)).document.status;
     },
 
+    /**
+     * A file that cannot be verified, ever (its scan failed for good: its content no longer matches
+     * its upload): the document is `rejected` and its keys destroyed, as for infected content.
+     */
+    async rejectUnverifiedDocument(documentId: string): Promise<void> {
+      await intakes.rejectDocument(documentId);
+    },
+
     /** Retention ended, or the upload never finished: keys destroyed, the row kept as a tombstone. */
     async destroyDocument(documentId: string): Promise<void> {
       await intakes.destroyDocument(documentId);

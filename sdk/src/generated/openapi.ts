@@ -2537,6 +2537,7 @@ export interface Paths {
           | 'revoked'
           | 'infected'
           | 'upload_incomplete'
+          | 'scan_failed'
           | null;
         message: string | null;
         /** Set when files were too large to be scanned for malware: a warning to show the recipient. */
@@ -2627,6 +2628,7 @@ export interface Paths {
           | 'revoked'
           | 'infected'
           | 'upload_incomplete'
+          | 'scan_failed'
           | null;
         message: string | null;
         /** Set when files were too large to be scanned for malware: a warning to show the recipient. */
