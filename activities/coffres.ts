@@ -6,6 +6,7 @@ import type { Keyring } from '../lib/crypto/key-wrap.ts';
 import { deriveKey } from '../lib/crypto/secrets.ts';
 import { createCoffreQueries, type ItemRow } from '../lib/db/queries/coffres.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
+import { createLeftoverObjectQueries } from '../lib/db/queries/leftover-objects.ts';
 import { coffreView, itemView } from '../lib/events/coffre-events.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { coffreInvitationMail } from '../lib/mail/templates.ts';
@@ -114,6 +115,8 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
     /** Removes an item's blob and any unfinished multipart upload; missing objects are fine. */
     async purgeItemBlob(itemId: string): Promise<void> {
       await removeBlob(objects, await mustLoadItem(itemId));
+      // Done: the sweeper (lib/storage/sweeper.ts) need not come back for it.
+      await createLeftoverObjectQueries(db).markDeleted('coffre_item', itemId);
     },
 
     async loadCoffreExpiry(coffreId: string): Promise<{ status: string; expiresAt: string | null }> {

@@ -2,7 +2,6 @@ import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import type { StoredFile } from '../lib/db/queries/stored-files.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
 import { ChecksumMismatchError, CorruptContentError, type FileScan, scanStoredFile } from '../lib/scan/scan-file.ts';
-import type { ObjectStore } from '../lib/storage/object-store.ts';
 import type { ContentDeps } from '../lib/uploads/content.ts';
 import type { ScanFailure } from '../lib/vocabulary.ts';
 
@@ -46,8 +45,5 @@ export async function scanAndRecord(
   }
 }
 
-/** Removes a stored file's blob and any unfinished multipart upload; missing objects are fine. */
-export async function removeBlob(objects: ObjectStore, file: StoredFile): Promise<void> {
-  if (file.multipart_upload_id) await objects.abortMultipart(file.object_key, file.multipart_upload_id);
-  await objects.remove(file.object_key);
-}
+// The workflows and the sweeper (lib/storage/sweeper.ts) remove blobs the same way.
+export { removeBlob } from '../lib/storage/remove-blob.ts';

@@ -4,6 +4,7 @@ import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto/key-wrap.ts';
 import { createAuditQueries } from '../lib/db/queries/audit.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
+import { createLeftoverObjectQueries } from '../lib/db/queries/leftover-objects.ts';
 import { createRecipientQueries } from '../lib/db/queries/recipients.ts';
 import { createTransferQueries, type TransferRow } from '../lib/db/queries/transfers.ts';
 import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
@@ -84,6 +85,8 @@ export function createTransferActivities(deps: TransferActivityDeps) {
 
   async function destroyContent(transferId: string) {
     for (const file of await transfers.files(transferId)) await removeBlob(objects, file);
+    // Done: the sweeper (lib/storage/sweeper.ts) need not come back for them.
+    await createLeftoverObjectQueries(db).markDeleted('transfer', transferId);
   }
 
   return {
