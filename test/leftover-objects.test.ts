@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import test, { type ExecutionContext } from 'ava';
 import { z } from 'zod';
+import { itemUuidOf } from '../lib/coffres/ids.ts';
 import { sql } from '../lib/db/sql.ts';
 import { connectTemporal } from '../lib/temporal.ts';
 import { coffreItemWorkflowId, intakeDocumentWorkflowId, transferWorkflowId } from '../workflows/ids.ts';
@@ -115,7 +116,7 @@ test.serial(
       201,
     );
     t.is((await put(started.body.upload_urls[0].url, bytes)).status, 200);
-    const docId: string = started.body.id;
+    const docId: string = started.body.document.id;
     const path = `/v1/intakes/${intake.body.id}/documents/${docId}`;
     await eventually(async () => {
       const got = await api.call('GET', path, { key });
@@ -151,15 +152,20 @@ test.serial(
       const got = await api.call('GET', path, { key });
       return got.body.status === 'available' ? true : undefined;
     }, 60_000);
-    const keys = await objectKeys('coffre_items', 'id', itemId);
+    const keys = await objectKeys('coffre_items', 'id', itemUuidOf(itemId) ?? '');
     const lifecycle = api.services.coffreWorkflows;
     const signal = lifecycle.itemDeleted;
     lifecycle.itemDeleted = async () => {};
     t.teardown(() => {
       lifecycle.itemDeleted = signal;
     });
-    await endWithSignalLost(t, 'coffre_items', itemId, keys, coffreItemWorkflowId(itemId), () =>
-      ok(api.call('DELETE', path, { key }), 200),
+    await endWithSignalLost(
+      t,
+      'coffre_items',
+      itemUuidOf(itemId) ?? '',
+      keys,
+      coffreItemWorkflowId(itemUuidOf(itemId) ?? ''),
+      () => ok(api.call('DELETE', path, { key }), 200),
     );
   },
 );
