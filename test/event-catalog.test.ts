@@ -179,6 +179,8 @@ const VALISE_TYPES = [
   'transfer.expiry_extended',
   'transfer.archived',
   'transfer.scan_too_large',
+  // A file that could not be verified ended its transfer (docs/transfers.md, "A scan that fails for good").
+  'transfer.scan_failed',
   'webhook.disabled',
   'collection.item_removed',
   // The address book and personal links (docs/recipients.md).
