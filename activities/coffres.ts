@@ -7,6 +7,7 @@ import type { Keyring } from '../lib/crypto/key-wrap.ts';
 import { deriveKey } from '../lib/crypto/secrets.ts';
 import { createCoffreQueries, type ItemRow } from '../lib/db/queries/coffres.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
+import { createLeftoverObjectQueries } from '../lib/db/queries/leftover-objects.ts';
 import { coffreView, itemView } from '../lib/events/coffre-events.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { coffreInvitationMail } from '../lib/mail/templates.ts';
@@ -126,6 +127,14 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
       });
     },
 
+    /**
+     * Its content cannot be verified, ever (the scan failed for good: it no longer matches its
+     * upload): the item is `rejected` and shredded, as infected content is.
+     */
+    async rejectUnverifiedItem(itemId: string): Promise<void> {
+      await coffres.destroyItem(itemId, 'rejected');
+    },
+
     /** The upload never finished: the item is shredded, its row kept as a tombstone. */
     async destroyItem(itemId: string): Promise<void> {
       await coffres.destroyItem(itemId);
@@ -134,6 +143,8 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
     /** Removes an item's blob and any unfinished multipart upload; missing objects are fine. */
     async purgeItemBlob(itemId: string): Promise<void> {
       await removeBlob(objects, await mustLoadItem(itemId));
+      // Done: the sweeper (lib/storage/sweeper.ts) need not come back for it.
+      await createLeftoverObjectQueries(db).markDeleted('coffre_item', itemId);
     },
 
     async loadCoffreExpiry(coffreId: string): Promise<{ status: string; expiresAt: string | null }> {

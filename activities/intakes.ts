@@ -4,6 +4,7 @@ import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto/key-wrap.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
 import { createIntakeQueries, type IntakeDocumentRow, type IntakeRow } from '../lib/db/queries/intakes.ts';
+import { createLeftoverObjectQueries } from '../lib/db/queries/leftover-objects.ts';
 import { requestView, submissionView } from '../lib/events/intake-events.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { intakeReceivedMail } from '../lib/mail/templates.ts';
@@ -140,6 +141,14 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
       return (await mustLoad(documentId)).document.status;
     },
 
+    /**
+     * A file that cannot be verified, ever (its scan failed for good: its content no longer matches
+     * its upload): the document is `rejected` and its keys destroyed, as for infected content.
+     */
+    async rejectUnverifiedDocument(documentId: string): Promise<void> {
+      await intakes.rejectDocument(documentId);
+    },
+
     /** Retention ended, or the upload never finished: keys destroyed, the row kept as a tombstone. */
     async destroyDocument(documentId: string): Promise<void> {
       await intakes.destroyDocument(documentId);
@@ -148,6 +157,8 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
     /** Removes a document's blobs and any unfinished multipart upload; missing objects are fine. */
     async purgeDocumentBlobs(documentId: string): Promise<void> {
       for (const file of await intakes.files([documentId])) await removeBlob(objects, file);
+      // Done: the sweeper (lib/storage/sweeper.ts) need not come back for them.
+      await createLeftoverObjectQueries(db).markDeleted('intake_document', documentId);
     },
 
     async loadIntakeExpiry(intakeId: string): Promise<{ status: IntakeRow['status']; expiresAt: string | null }> {

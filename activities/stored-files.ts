@@ -1,17 +1,32 @@
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import type { StoredFile } from '../lib/db/queries/stored-files.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
-import { ChecksumMismatchError, type FileScan, scanStoredFile } from '../lib/scan/scan-file.ts';
-import type { ObjectStore } from '../lib/storage/object-store.ts';
+import { ChecksumMismatchError, CorruptContentError, type FileScan, scanStoredFile } from '../lib/scan/scan-file.ts';
 import type { ContentDeps } from '../lib/uploads/content.ts';
+import type { ScanFailure } from '../lib/vocabulary.ts';
 
 // What the activities of every file owner (transfers, intake documents, vault
 // items) do to a stored file the same way: scan it, and remove its blob.
 
 /**
+ * The ApplicationFailure types of a file that cannot be verified, ever: retrying cannot help, so
+ * the owner's workflow ends the resource (`failureOf` names them for its event).
+ */
+export const SCAN_FAILURE_TYPES = {
+  ChecksumMismatch: 'checksum_mismatch',
+  ContentCorrupt: 'content_corrupt',
+  SizeMismatch: 'size_mismatch',
+} as const satisfies Record<string, ScanFailure>;
+
+/** The vocabulary's word for a permanent scan failure, from its ApplicationFailure type. */
+export function failureOf(type: string | null): ScanFailure {
+  return (type && SCAN_FAILURE_TYPES[type as keyof typeof SCAN_FAILURE_TYPES]) || 'other';
+}
+
+/**
  * Streams one server-mode file into clamd, heartbeating, and stores the verdict with `record`. A
- * file that no longer matches its upload is final (retrying cannot help); other faults are
- * transient and Temporal retries them.
+ * file that no longer matches its upload (checksum, or ciphertext that fails authentication) is
+ * final; other faults are transient and Temporal retries them.
  */
 export async function scanAndRecord(
   deps: ContentDeps & { scanner: Scanner },
@@ -25,12 +40,10 @@ export async function scanAndRecord(
   } catch (error) {
     if (error instanceof ChecksumMismatchError)
       throw ApplicationFailure.nonRetryable(error.message, 'ChecksumMismatch');
+    if (error instanceof CorruptContentError) throw ApplicationFailure.nonRetryable(error.message, 'ContentCorrupt');
     throw error;
   }
 }
 
-/** Removes a stored file's blob and any unfinished multipart upload; missing objects are fine. */
-export async function removeBlob(objects: ObjectStore, file: StoredFile): Promise<void> {
-  if (file.multipart_upload_id) await objects.abortMultipart(file.object_key, file.multipart_upload_id);
-  await objects.remove(file.object_key);
-}
+// The workflows and the sweeper (lib/storage/sweeper.ts) remove blobs the same way.
+export { removeBlob } from '../lib/storage/remove-blob.ts';

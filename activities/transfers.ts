@@ -4,19 +4,20 @@ import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto/key-wrap.ts';
 import { createAuditQueries } from '../lib/db/queries/audit.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
+import { createLeftoverObjectQueries } from '../lib/db/queries/leftover-objects.ts';
 import { createRecipientQueries } from '../lib/db/queries/recipients.ts';
 import { createTransferQueries, type TransferRow } from '../lib/db/queries/transfers.ts';
 import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
 import type { EventData, EventType } from '../lib/events/catalog.ts';
 import { transferEventView } from '../lib/events/views.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
-import { approvalDecisionMail, approvalRequestMail, shareLinkMail } from '../lib/mail/templates.ts';
+import { approvalDecisionMail, approvalRequestMail, scanFailedMail, shareLinkMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
 import type { ObjectStore } from '../lib/storage/object-store.ts';
 import { transferPhase } from '../lib/transfers/phase.ts';
 import { scanWarning, shareUrl } from '../lib/transfers/present.ts';
 import type { ScanStatus, TransferStatus } from '../lib/vocabulary.ts';
-import { removeBlob, scanAndRecord } from './stored-files.ts';
+import { failureOf, removeBlob, scanAndRecord } from './stored-files.ts';
 
 export type TransferActivityDeps = {
   config: Config;
@@ -84,6 +85,8 @@ export function createTransferActivities(deps: TransferActivityDeps) {
 
   async function destroyContent(transferId: string) {
     for (const file of await transfers.files(transferId)) await removeBlob(objects, file);
+    // Done: the sweeper (lib/storage/sweeper.ts) need not come back for them.
+    await createLeftoverObjectQueries(db).markDeleted('transfer', transferId);
   }
 
   return {
@@ -133,8 +136,14 @@ export function createTransferActivities(deps: TransferActivityDeps) {
       }
       if (transfer.encryption_mode === 'e2e') {
         // Ciphertext the server cannot read: check it is all there, and say it was not scanned.
+        // Its upload is complete, so a stored object of another size will stay so.
         const stored = await objects.size(file.object_key);
-        if (stored !== file.size) throw new Error(`stored ${stored} bytes of ${file.size} for file ${file.id}`);
+        if (stored !== file.size) {
+          throw ApplicationFailure.nonRetryable(
+            `stored ${stored} bytes of ${file.size} for file ${file.id}`,
+            'SizeMismatch',
+          );
+        }
         await transfers.recordFileScan(file.id, { sha256: null, scanStatus: 'not_scanned_e2e', signature: null });
         return 'skipped';
       }
@@ -193,6 +202,42 @@ export function createTransferActivities(deps: TransferActivityDeps) {
         await audit(tx, active, 'transfer.activated', { scan_status: scanStatus });
       });
       return 'active';
+    },
+
+    /**
+     * Ends a transfer one of whose files failed its scan for good (`failureType`, the scan's
+     * ApplicationFailure type): deleted as `scan_failed`, keys shredded, `transfer.scan_failed`;
+     * then its objects deleted. Nothing is recorded if it had ended already (revoked meanwhile).
+     */
+    async failScan(transferId: string, fileId: string, failureType: string | null): Promise<void> {
+      await db.transaction(async (tx) => {
+        const ended = await createTransferQueries(tx).end(transferId, 'deleted', 'scan_failed');
+        if (!ended) return;
+        const failure = failureOf(failureType);
+        await record(tx, ended, 'transfer.scan_failed', {
+          transfer: transferEventView(ended),
+          file_id: fileId,
+          failure,
+        });
+        await audit(tx, ended, 'transfer.scan_failed', { file_id: fileId, failure });
+      });
+      await destroyContent(transferId);
+    },
+
+    /** Mails the transfer's owner that it was removed because a file could not be verified. */
+    async notifyScanFailed(transferId: string, fileId: string): Promise<void> {
+      const transfer = await mustLoad(transferId);
+      if (transfer.status !== 'deleted' || transfer.status_reason !== 'scan_failed') return;
+      const owner = await createWorkspaceQueries(db).findUser(transfer.workspace_id, transfer.user_id);
+      if (!owner) return;
+      const file = await transfers.file(fileId);
+      await send(
+        scanFailedMail({
+          to: owner.email,
+          transferTitle: transfer.transfer_title ?? transfer.short_code,
+          fileName: file?.name ?? 'a file',
+        }),
+      );
     },
 
     /** Ends a transfer: status, crypto-shredding of its keys, the event; then deletion of its objects. */

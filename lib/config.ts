@@ -143,6 +143,8 @@ const schema = z
     TRANSFER_MAX_FILES: positive.default(100),
     // A transfer waiting for approval re-reads its decision this often, in case the API's signal was lost.
     TRANSFER_APPROVAL_RECHECK: duration.prefault('1h'),
+    // The workers look this often for ended resources whose objects remain (lib/storage/sweeper.ts).
+    OBJECT_SWEEP_INTERVAL: duration.prefault('1m'),
     TRANSFER_MAX_EXPIRY_HOURS: z.coerce
       .number()
       .positive()
@@ -275,6 +277,11 @@ function toConfig(env: z.infer<typeof schema>) {
       namespace: env.TEMPORAL_NAMESPACE,
       taskQueue: env.TEMPORAL_TASK_QUEUE,
     },
+    /**
+     * Ended resources whose objects remain (their workflow's signal lost) are found every
+     * `intervalMs` and their objects deleted once ended that long ago: within two intervals.
+     */
+    objectSweep: { intervalMs: env.OBJECT_SWEEP_INTERVAL },
     s3: {
       endpoint: env.S3_ENDPOINT,
       region: env.S3_REGION,

@@ -108,8 +108,17 @@ export const BLOCKED_REASONS = [
   'revoked',
   'infected',
   'upload_incomplete',
+  'scan_failed',
 ] as const;
 export type BlockedReason = (typeof BLOCKED_REASONS)[number];
+
+/**
+ * Why a file could not be verified for good, so its transfer was ended (`transfer.scan_failed`):
+ * its plaintext no longer matches the checksum taken at upload, its stored ciphertext fails
+ * authentication, its stored object is not the size uploaded, or another permanent fault.
+ */
+export const SCAN_FAILURES = ['checksum_mismatch', 'content_corrupt', 'size_mismatch', 'other'] as const;
+export type ScanFailure = (typeof SCAN_FAILURES)[number];
 
 /**
  * An intake accepts submissions while `open`; it is `closed` by its owner or on reaching

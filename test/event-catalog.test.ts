@@ -24,8 +24,10 @@ import {
 import { renderEventDocs } from '../scripts/events-doc.ts';
 import { type ApiResponse, eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { uniqueAddress } from './helpers/mail.ts';
+import { kill, startWorker } from './helpers/processes.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { content, createTransfer, EICAR, links, put, waitForTransfer } from './helpers/transfers.ts';
+import { alterStoredBytes } from './helpers/unverifiable.ts';
 
 // The catalog's promise: its `data` schemas for emitted events describe what
 // the code records, exactly. The static tests check the catalog's structure;
@@ -177,6 +179,8 @@ const VALISE_TYPES = [
   'transfer.expiry_extended',
   'transfer.archived',
   'transfer.scan_too_large',
+  // A file that could not be verified ended its transfer (docs/transfers.md, "A scan that fails for good").
+  'transfer.scan_failed',
   'webhook.disabled',
   'collection.item_removed',
   // The address book and personal links (docs/recipients.md).
@@ -367,6 +371,7 @@ function scenariosRun(): Promise<void> {
       endToEnd,
       approvals,
       infected,
+      scanFailed,
       tooLargeToScan,
       expiry,
       uploadIncomplete,
@@ -479,6 +484,25 @@ async function infected() {
   const created = await createTransfer(api, ws.keys.live, { files: [{ name: 'eicar.com', size: EICAR.length }] });
   await put(created.upload_urls[0]?.url ?? '', Buffer.from(EICAR));
   await waitForTransfer(api, ws.keys.live, created.transfer.id, (tr) => tr.status === 'deleted');
+}
+
+async function scanFailed() {
+  // Stored bytes altered before any worker scans them: an API on a task queue of its own, whose
+  // worker starts only once the upload is stored and altered (test/scan-failed.test.ts).
+  const taskQueue = `catalog-scan-failed-${randomBytes(6).toString('hex')}`;
+  const late = await startApi({ TEMPORAL_TASK_QUEUE: taskQueue });
+  let worker: ReturnType<typeof startWorker> | undefined;
+  try {
+    const bytes = content(2048);
+    const created = await createTransfer(late, ws.keys.live, { files: [{ name: 'altered.bin', size: bytes.length }] });
+    await put(created.upload_urls[0]?.url ?? '', bytes);
+    await alterStoredBytes(late, created.transfer.id);
+    worker = startWorker({ TEMPORAL_TASK_QUEUE: taskQueue });
+    await waitForTransfer(api, ws.keys.live, created.transfer.id, (tr) => tr.status === 'deleted', 90_000);
+  } finally {
+    if (worker) await kill(worker);
+    await late.close();
+  }
 }
 
 async function tooLargeToScan() {

@@ -10,6 +10,7 @@ import { openWorkerResources } from '../lib/composition.ts';
 import { loadConfig } from '../lib/config.ts';
 import { startDispatcher } from '../lib/events/dispatcher.ts';
 import { planRuleRuns } from '../lib/rules/plan.ts';
+import { startObjectSweeper } from '../lib/storage/sweeper.ts';
 import { startSender } from '../lib/webhooks/sender.ts';
 
 // The activity worker: runs every workflow in workflows/ and the activities
@@ -52,9 +53,13 @@ const dispatcher = startDispatcher({
   planRuns: planRuleRuns,
 });
 
+// The backstop for objects an ended resource's workflow never deleted (a lost signal).
+const sweeper = startObjectSweeper({ db, objects, intervalMs: config.objectSweep.intervalMs });
+
 process.stderr.write(`worker: polling task queue ${config.temporal.taskQueue} on ${config.temporal.address}\n`);
 // Worker.run installs SIGINT/SIGTERM handlers and drains in-flight tasks.
 await worker.run();
+await sweeper.stop();
 await dispatcher.stop();
 await sender.stop();
 await close();

@@ -1,4 +1,4 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createCoffreActivities } from '../activities/coffres.ts';
 import { FIRST_LOOK_RETRY, SCAN_RETRY, STORAGE_RETRY } from './retry-policies.ts';
 import { msUntil } from './waiting.ts';
@@ -20,8 +20,8 @@ export const coffreItemDeletedSignal = defineSignal('coffreItemDeleted');
 
 /**
  * Owns one vault item (workflow id `coffre-item-<uuid>`, docs/coffres.md): waits for its upload
- * until the deadline, records it (`coffre.item_uploaded`), scans it (infected content is
- * shredded), then waits for its deletion, by its owner or with its vault, to remove the blob.
+ * until the deadline, records it (`coffre.item_uploaded`), scans it (infected content, or content
+ * whose scan fails for good, is shredded: `rejected`), then waits for its deletion, by its owner or with its vault, to remove the blob.
  */
 export async function coffreItemLifecycle(input: { itemId: string }): Promise<string> {
   const { itemId } = input;
@@ -42,7 +42,14 @@ export async function coffreItemLifecycle(input: { itemId: string }): Promise<st
     return purge('upload_incomplete');
   }
   if (!(await storage.receiveItem(itemId))) return purge('deleted');
-  await scanning.scanCoffreItem(itemId);
+  try {
+    await scanning.scanCoffreItem(itemId);
+  } catch (error) {
+    // Scans retry until they succeed: one that failed all the same never will.
+    if (!(error instanceof ActivityFailure)) throw error;
+    await storage.rejectUnverifiedItem(itemId);
+    return purge('scan_failed');
+  }
   // Rejected (infected), or deleted because its uploader lost the right to upload meanwhile.
   const settled = await storage.settleItemScan(itemId);
   if (settled !== 'available') return purge(settled);

@@ -1,4 +1,4 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createIntakeActivities } from '../activities/intakes.ts';
 import { FIRST_LOOK_RETRY, MAIL_RETRY, SCAN_RETRY, STORAGE_RETRY } from './retry-policies.ts';
 import { bestEffort, msUntil } from './waiting.ts';
@@ -22,8 +22,8 @@ export const documentDeletedSignal = defineSignal('documentDeleted');
 /**
  * Owns one intake document (workflow id `intake-document-<id>`, docs/intakes.md): waits for its
  * files until the upload deadline, marks it `received` (retention starts), tells whom the intake
- * names, scans server-mode files, and at the end of retention, or when its owner deletes it,
- * destroys its keys and removes its blobs.
+ * names, scans server-mode files (infected, or failing for good, it is `rejected`), and at the end
+ * of retention, or when its owner deletes it, destroys its keys and removes its blobs.
  */
 export async function intakeDocumentLifecycle(input: { documentId: string }): Promise<string> {
   const { documentId } = input;
@@ -51,7 +51,14 @@ export async function intakeDocumentLifecycle(input: { documentId: string }): Pr
     await storage.beginDocumentScan(documentId);
     for (const fileId of plan.fileIds) {
       if (deleted) return purge('deleted');
-      await scanning.scanIntakeFile(fileId);
+      try {
+        await scanning.scanIntakeFile(fileId);
+      } catch (error) {
+        // Scans retry until they succeed: one that failed all the same never will.
+        if (!(error instanceof ActivityFailure)) throw error;
+        await storage.rejectUnverifiedDocument(documentId);
+        return purge('scan_failed');
+      }
     }
     if ((await storage.settleDocumentScan(documentId)) === 'rejected') return purge('rejected');
   }

@@ -1,4 +1,12 @@
-import { condition, defineSignal, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  defineSignal,
+  patched,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { createTransferActivities } from '../activities/transfers.ts';
 import type { ApprovalDecision } from '../lib/vocabulary.ts';
 import { FIRST_LOOK_RETRY, MAIL_RETRY, SCAN_RETRY, STORAGE_RETRY } from './retry-policies.ts';
@@ -32,7 +40,8 @@ export const expiryExtendedSignal = defineSignal<[string]>('expiryExtended');
 /**
  * Owns one transfer's life (workflow id `transfer-<id>`): waits for its
  * uploads until the deadline, scans them, activates the transfer, runs the
- * approval circuit and the recipient mail, and ends it at expiry or revocation.
+ * approval circuit and the recipient mail, and ends it at expiry or revocation. A file whose scan
+ * fails for good (its content no longer matches its upload) ends it as `scan_failed`.
  */
 export async function transferLifecycle(input: { transferId: string }): Promise<string> {
   const { transferId } = input;
@@ -81,8 +90,22 @@ export async function transferLifecycle(input: { transferId: string }): Promise<
     }
 
     await storage.beginScan(transferId);
-    if (scans) await scans.finish();
-    else for (const fileId of plan.fileIds) await scanning.scanFile(fileId);
+    try {
+      if (scans) await scans.finish();
+      else for (const fileId of plan.fileIds) await scanOne(fileId);
+    } catch (error) {
+      if (!(error instanceof FileScanFailed)) throw error;
+      // Scans retry until they succeed: one that failed all the same never will. The transfer
+      // cannot be shown clean, so it ends, rather than staying `scanning` with its content kept.
+      const cause = error.failure.cause;
+      await storage.failScan(
+        transferId,
+        error.fileId,
+        cause instanceof ApplicationFailure ? (cause.type ?? null) : null,
+      );
+      await bestEffort(() => mail.notifyScanFailed(transferId, error.fileId));
+      return 'scan_failed';
+    }
     const outcome = await storage.settleScan(transferId);
     if (outcome === 'infected') return 'infected';
     if (revoked) return end('revoked');
@@ -112,7 +135,7 @@ export async function transferLifecycle(input: { transferId: string }): Promise<
       for (const fileId of waiting()) {
         if (running >= limit) return;
         running++;
-        const scan = scanning.scanFile(fileId).finally(() => {
+        const scan = scanOne(fileId).finally(() => {
           running--;
         });
         // Handled here so a scan failing for good before finish() awaits it is not an unhandled
@@ -143,6 +166,13 @@ export async function transferLifecycle(input: { transferId: string }): Promise<
         await Promise.all(started.values());
       },
     };
+  }
+
+  /** Scans one file; a scan that failed for good names its file. */
+  function scanOne(fileId: string) {
+    return scanning.scanFile(fileId).catch((error: unknown) => {
+      throw error instanceof ActivityFailure ? new FileScanFailed(fileId, error) : error;
+    });
   }
 
   async function end(how: 'revoked' | 'expired'): Promise<string> {
@@ -189,3 +219,14 @@ export async function transferLifecycle(input: { transferId: string }): Promise<
 }
 
 type Phase = 'preparing' | 'active' | 'ended';
+
+/** A file's scan that failed after its retries (a non-retryable failure): which file, and why. */
+class FileScanFailed extends Error {
+  readonly fileId: string;
+  readonly failure: ActivityFailure;
+  constructor(fileId: string, failure: ActivityFailure) {
+    super(`the scan of file ${fileId} failed for good: ${failure.message}`);
+    this.fileId = fileId;
+    this.failure = failure;
+  }
+}

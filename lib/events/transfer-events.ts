@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type ApprovalDecision, BLOCKED_REASONS, SCAN_STATUSES } from '../vocabulary.ts';
+import { type ApprovalDecision, BLOCKED_REASONS, SCAN_FAILURES, SCAN_STATUSES } from '../vocabulary.ts';
 import { EMITTED, event } from './define.ts';
 import { linkRecipient } from './recipient-events.ts';
 import { TransferCreatedView, TransferEventView as transfer } from './views.ts';
@@ -64,6 +64,20 @@ export const TRANSFER_EVENTS = {
     },
     EMITTED,
   ),
+  'transfer.scan_failed': event(
+    'A file could not be verified for good (its content no longer matches its upload): the transfer was deleted ' +
+      '(`status_reason` `scan_failed`), its keys and content destroyed, and its owner told by mail.',
+    {
+      transfer,
+      file_id: z.uuid().describe('The file that failed.'),
+      failure: z
+        .enum(SCAN_FAILURES)
+        .describe(
+          'What failed: `checksum_mismatch` (the plaintext differs from the upload checksum), `content_corrupt` (the stored ciphertext fails authentication), `size_mismatch` (the stored object is not the size uploaded), `other`.',
+        ),
+    },
+    EMITTED,
+  ),
   'transfer.approval_requested': event(
     'A transfer that requires approval became active with no decision yet and waits for one (`POST /v1/transfers/{id}/approve`). Not emitted when the decision was taken while it uploaded or scanned.',
     { transfer },
@@ -119,7 +133,8 @@ export const TRANSFER_EVENTS = {
   ),
   'transfer.deleted': event(
     'The transfer was deleted and its keys destroyed: revoked by its sender (`DELETE /v1/transfers/{id}`), or ' +
-      'its files did not all arrive before the upload deadline. (Infected transfers fire `transfer.scan_infected`.)',
+      'its files did not all arrive before the upload deadline. (Infected transfers fire `transfer.scan_infected`, ' +
+      'transfers whose files could not be verified `transfer.scan_failed`.)',
     {
       transfer,
       reason: z.enum(BLOCKED_REASONS).extract(['revoked', 'upload_incomplete']).describe('Why it was deleted.'),

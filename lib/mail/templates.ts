@@ -116,6 +116,30 @@ export function approvalDecisionMail(input: ApprovalDecisionMailInput): MailMess
   };
 }
 
+export type ScanFailedMailInput = {
+  to: string;
+  transferTitle: string;
+  fileName: string;
+};
+
+/** Tells a transfer's owner it was removed because a file could not be verified after its upload. */
+export function scanFailedMail(input: ScanFailedMailInput): MailMessage {
+  const title = singleLine(input.transferTitle, 150) || 'Untitled transfer';
+  const file = singleLine(input.fileName, 255) || 'a file';
+  const what =
+    'could not be verified after its upload (its stored content no longer matches what was sent), so the ' +
+    'transfer was removed and its files deleted. Nobody can download it. Send the files again in a new transfer.';
+  return {
+    to: mailbox(input.to),
+    subject: subject(`Transfer removed: “${title}”`),
+    text: [`In your transfer “${title}”, the file “${file}” ${what}`, FOOTER_TEXT].join('\n'),
+    html: page(title, [
+      `<p>In your transfer <strong>“${escapeHtml(title)}”</strong>, the file “${escapeHtml(file)}” ${escapeHtml(what)}</p>`,
+      FOOTER_HTML,
+    ]),
+  };
+}
+
 export type RuleMailInput = {
   to: string;
   ruleName: string;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PassThrough, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { IntegrityError } from '../crypto/segmented-aead.ts';
 import type { StoredFile } from '../db/queries/stored-files.ts';
 import { type ContentDeps, openContent } from '../uploads/content.ts';
 import type { ScanStatus } from '../vocabulary.ts';
@@ -15,6 +16,9 @@ export type FileScan = {
 
 /** A server-mode file that does not match what its upload recorded: scanning it again will not help. */
 export class ChecksumMismatchError extends Error {}
+
+/** A server-mode file whose stored ciphertext fails authentication: its bytes changed after upload. */
+export class CorruptContentError extends Error {}
 
 /**
  * Streams one server-mode file through decryption and SHA-256 into clamd. `progress` is called with
@@ -38,10 +42,21 @@ export async function scanStoredFile(
   });
   const toScanner = new PassThrough();
   const content = await openContent(deps, file, 'server');
+  // The decryption's own error, seen before the streams after it are cut (and the scanner, whose
+  // own error may then come first): altered bytes are final, a failed read is not.
+  let decryptError: unknown = null;
+  content.once('error', (error) => {
+    decryptError = error;
+  });
   const beating = setInterval(() => progress(seen), 5_000);
-  const [result] = await Promise.all([deps.scanner.scan(toScanner), pipeline(content, tap, toScanner)]).finally(() =>
-    clearInterval(beating),
-  );
+  const [result] = await Promise.all([deps.scanner.scan(toScanner), pipeline(content, tap, toScanner)])
+    .catch((error: unknown) => {
+      if (decryptError instanceof IntegrityError) {
+        throw new CorruptContentError(`file ${file.id} fails authentication: ${decryptError.message}`);
+      }
+      throw error;
+    })
+    .finally(() => clearInterval(beating));
   const sha256 = hash.digest('hex');
   if (seen !== file.size) throw new Error(`decrypted ${seen} bytes of ${file.size} for file ${file.id}`);
   if (file.sha256 && file.sha256 !== sha256) {

@@ -13,7 +13,13 @@ import { checkPassword, type Requester, unlockToken } from './share-passwords.ts
 // served in download-links.ts; docs/transfers.md ("Download", "Passwords",
 // "Download links") says the same for people.
 
-const GONE: ReadonlySet<BlockedReason> = new Set(['expired', 'revoked', 'infected', 'upload_incomplete']);
+const GONE: ReadonlySet<BlockedReason> = new Set([
+  'expired',
+  'revoked',
+  'infected',
+  'upload_incomplete',
+  'scan_failed',
+]);
 
 const MESSAGES: Record<BlockedReason, string> = {
   uploading: 'The sender is still uploading these files.',
@@ -25,6 +31,7 @@ const MESSAGES: Record<BlockedReason, string> = {
   revoked: 'The sender has deleted this transfer.',
   infected: 'This transfer was removed because a file contained malware.',
   upload_incomplete: 'The upload was never completed, so the transfer was removed.',
+  scan_failed: 'These files could not be verified after their upload, so the transfer was removed.',
 };
 
 export function blockedReason(transfer: TransferRow, nowMs = Date.now()): BlockedReason | null {
@@ -33,7 +40,7 @@ export function blockedReason(transfer: TransferRow, nowMs = Date.now()): Blocke
   }
   if (transfer.status === 'deleted') {
     const reason = transfer.status_reason;
-    return reason === 'infected' || reason === 'upload_incomplete' ? reason : 'revoked';
+    return reason === 'infected' || reason === 'upload_incomplete' || reason === 'scan_failed' ? reason : 'revoked';
   }
   const phase = transferPhase(transfer);
   if (phase === 'uploading' || phase === 'scanning') return phase;

@@ -34,6 +34,8 @@ export type StubOptions = {
   invisibleFor?: number;
   /** The recipient's mail fails for good (a mailbox that does not exist). */
   recipientMailFails?: boolean;
+  /** This file's scan fails for good (a checksum mismatch: non-retryable). */
+  scanFailsForGood?: string;
 };
 
 /**
@@ -102,6 +104,9 @@ export function stubTransfer(options: StubOptions = {}) {
       await scanReleased;
       scansNow--;
       record(`scanFile:${fileId}`);
+      if (fileId === options.scanFailsForGood) {
+        throw ApplicationFailure.nonRetryable(`file ${fileId} does not match its upload checksum`, 'ChecksumMismatch');
+      }
       return 'clean' as const;
     },
     settleScan: async () => {
@@ -109,6 +114,8 @@ export function stubTransfer(options: StubOptions = {}) {
       return options.scanOutcome ?? 'active';
     },
     endTransfer: async (_id, status, reason) => record(`endTransfer:${status}:${reason}`),
+    failScan: async (_id, fileId, failureType) => record(`failScan:${fileId}:${failureType}`),
+    notifyScanFailed: async (_id, fileId) => record(`notifyScanFailed:${fileId}`),
     requestApproval: async () => record('requestApproval'),
     notifyApprovalDecision: async () => record(`notifyApprovalDecision:${state.approval}`),
     notifyRecipient: async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { WorkflowBundle } from '@temporalio/worker';
 import test from 'ava';
@@ -114,6 +115,37 @@ test('an item not uploaded by its deadline is destroyed; an infected one is purg
     });
     t.is(result, 'rejected');
     t.deepEqual(infected, [`receiveItem:${itemId}`, `scanCoffreItem:${itemId}`, `purgeItemBlob:${itemId}`]);
+  });
+});
+
+test('an item whose scan fails for good is rejected and purged, not left scanning', async (t) => {
+  const calls: string[] = [];
+  const uploaded: ItemPlan = { status: 'uploading', uploaded: true, uploadDeadline: new Date().toISOString() };
+  const activities = stubs(calls, {
+    loadItemPlan: async () => uploaded,
+    scanCoffreItem: async (itemId: string) => {
+      calls.push(`scanCoffreItem:${itemId}`);
+      throw ApplicationFailure.nonRetryable('the item does not match its upload', 'ChecksumMismatch');
+    },
+    rejectUnverifiedItem: async (itemId: string) => {
+      calls.push(`rejectUnverifiedItem:${itemId}`);
+    },
+  });
+  await withWorker(activities, async (client, taskQueue) => {
+    const itemId = randomUUID();
+    const result = await client.workflow.execute(coffreItemLifecycle, {
+      taskQueue,
+      workflowId: coffreItemWorkflowId(itemId),
+      args: [{ itemId }],
+      workflowExecutionTimeout: '1 minute',
+    });
+    t.is(result, 'scan_failed');
+    t.deepEqual(calls, [
+      `receiveItem:${itemId}`,
+      `scanCoffreItem:${itemId}`,
+      `rejectUnverifiedItem:${itemId}`,
+      `purgeItemBlob:${itemId}`,
+    ]);
   });
 });
 

@@ -145,6 +145,32 @@ test('a document whose files miss the upload deadline is destroyed; an infected 
   t.is(infected.at(-1), 'purgeDocumentBlobs:doc_4');
 });
 
+test('a document whose file fails its scan for good is rejected and purged, not left processing', async (t) => {
+  const calls: string[] = [];
+  const failing = {
+    scanIntakeFile: async (fileId: string) => {
+      calls.push(`scanIntakeFile:${fileId}`);
+      if (fileId === 'f1') throw ApplicationFailure.nonRetryable('f1 does not match its upload', 'ChecksumMismatch');
+      return 'clean';
+    },
+    rejectUnverifiedDocument: async (id: string) => {
+      calls.push(`rejectUnverifiedDocument:${id}`);
+    },
+  };
+  const activities = stubs(calls, { uploadedFileIds: ['f1', 'f2'] }, failing as Partial<Activities>);
+  await withWorker(bundle, activities, async (client, taskQueue) => {
+    const result = await client.workflow.execute(intakeDocumentLifecycle, {
+      taskQueue,
+      workflowId: `test-intake-document-${randomUUID()}`,
+      args: [{ documentId: 'doc_5' }],
+      workflowExecutionTimeout: '1 minute',
+    });
+    t.is(result, 'scan_failed');
+  });
+  t.deepEqual(calls.slice(-3), ['scanIntakeFile:f1', 'rejectUnverifiedDocument:doc_5', 'purgeDocumentBlobs:doc_5']);
+  t.false(calls.includes('settleDocumentScan'), 'never made available');
+});
+
 test('deleting a document during retention purges its blobs at once', async (t) => {
   const calls: string[] = [];
   const longRetention = {

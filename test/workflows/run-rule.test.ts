@@ -122,6 +122,8 @@ test('extend_expiry tells the transfer workflow: it ends at the new expiry, not 
     endTransfer: async (_id, _status, reason) => {
       ended.push({ how: reason, at: Date.now() });
     },
+    failScan: async () => {},
+    notifyScanFailed: async () => {},
     requestApproval: async () => {},
     notifyApprovalDecision: async () => {},
     notifyRecipient: async () => {},

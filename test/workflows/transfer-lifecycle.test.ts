@@ -34,6 +34,7 @@ import { untilCalled } from '../helpers/workflows.ts';
 // | scan settles infected                                          | O: "an infected scan…"                                             |
 // | scan settles infected, approval pending                        | "infected while approval is pending…"                              |
 // | scan settles on a transfer the API ended, its signal lost      | O: "a transfer the API ended during its scan…"                     |
+// | a scan fails for good (checksum mismatch)                      | O: "a scan that fails for good…", "one file of several failing…"   |
 // | expiry                                                         | O: "expiry: an active transfer ends as expired…"                   |
 // | expiryExtended before the expiry                               | O: "an extension before the original expiry…"                      |
 // | expiryExtended to an earlier time                              | O: "an extension to an earlier time…"                              |
@@ -52,8 +53,7 @@ import { untilCalled } from '../helpers/workflows.ts';
 // | decision changed after activation                              | "a decision changed after activation…"                             |
 //
 // Not covered here: a first look that never succeeds (about a minute of
-// retries, then the workflow fails), and a scan that fails for good (a
-// checksum mismatch), after which the workflow fails too.
+// retries, then the workflow fails).
 
 type Stub = ReturnType<typeof stubTransfer>;
 

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { expiryExtendedSignal, fileUploadedSignal, revokedSignal } from '../../workflows/transferLifecycle.ts';
 import {
+  mails,
   refused,
   revokeAndEnd,
   runAlone,
@@ -171,6 +172,30 @@ test('an infected scan ends the workflow as infected: no recipient mail, nothing
   t.is(await runAlone(stub), 'infected');
   // settleScan itself records the infected state and destroys the content.
   t.deepEqual(stub.state.calls, scanned('file-1'));
+});
+
+test('a scan that fails for good ends the transfer as scan_failed: content destroyed, the owner told, no recipient mail', async (t) => {
+  const stub = stubTransfer({ scanFailsForGood: 'file-1' });
+  t.is(await runAlone(stub), 'scan_failed');
+  t.deepEqual(stub.state.calls, [
+    'beginScan',
+    'scanFile:file-1',
+    'failScan:file-1:ChecksumMismatch',
+    'notifyScanFailed:file-1',
+  ]);
+});
+
+test('one file of several failing for good ends the transfer, whichever scans were still running', async (t) => {
+  const stub = stubTransfer({ files: ['file-1', 'file-2', 'file-3'], scanFailsForGood: 'file-2', scansInParallel: 1 });
+  t.is(await runAlone(stub), 'scan_failed');
+  const { calls } = stub.state;
+  t.true(calls.includes('failScan:file-2:ChecksumMismatch'));
+  t.false(calls.includes('settleScan'), 'never activated');
+  t.deepEqual(mails(calls), ['notifyScanFailed:file-2']);
+  t.false(
+    calls.some((c) => c.startsWith('endTransfer')),
+    'failScan is its end',
+  );
 });
 
 test('a transfer the API ended during its scan, its revocation signal lost: the workflow keeps to the expiry and ends it then', async (t) => {

@@ -143,6 +143,7 @@ const STATE_TITLES: Record<BlockedReason, string> = {
   revoked: 'Deleted by the sender',
   infected: 'Removed: malware found',
   upload_incomplete: 'Upload never completed',
+  scan_failed: 'Removed: files could not be verified',
 };
 
 /** What the recipient will save: e2e blobs are VAL1 with the SDK's 64 KiB segments. */

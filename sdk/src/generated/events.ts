@@ -675,7 +675,7 @@ export interface EventDataByType {
       total_bytes: number;
     };
   };
-  /** The transfer was deleted and its keys destroyed: revoked by its sender (`DELETE /v1/transfers/{id}`), or its files did not all arrive before the upload deadline. (Infected transfers fire `transfer.scan_infected`.) */
+  /** The transfer was deleted and its keys destroyed: revoked by its sender (`DELETE /v1/transfers/{id}`), or its files did not all arrive before the upload deadline. (Infected transfers fire `transfer.scan_infected`, transfers whose files could not be verified `transfer.scan_failed`.) */
   'transfer.deleted': {
     /** The transfer. */
     transfer: TransferEventViewSchema;
@@ -781,6 +781,15 @@ export interface EventDataByType {
   'transfer.scan_clean': {
     /** The transfer. */
     transfer: TransferEventViewSchema;
+  };
+  /** A file could not be verified for good (its content no longer matches its upload): the transfer was deleted (`status_reason` `scan_failed`), its keys and content destroyed, and its owner told by mail. */
+  'transfer.scan_failed': {
+    /** The transfer. */
+    transfer: TransferEventViewSchema;
+    /** The file that failed. */
+    file_id: string;
+    /** What failed: `checksum_mismatch` (the plaintext differs from the upload checksum), `content_corrupt` (the stored ciphertext fails authentication), `size_mismatch` (the stored object is not the size uploaded), `other`. */
+    failure: 'checksum_mismatch' | 'content_corrupt' | 'size_mismatch' | 'other';
   };
   /** A file matched a malware signature: the transfer was deleted (`status_reason` `infected`) and its content destroyed. */
   'transfer.scan_infected': {

@@ -2561,6 +2561,7 @@ export interface Paths {
           | 'revoked'
           | 'infected'
           | 'upload_incomplete'
+          | 'scan_failed'
           | null;
         message: string | null;
         /** Set when files were too large to be scanned for malware: a warning to show the recipient. */
@@ -2651,6 +2652,7 @@ export interface Paths {
           | 'revoked'
           | 'infected'
           | 'upload_incomplete'
+          | 'scan_failed'
           | null;
         message: string | null;
         /** Set when files were too large to be scanned for malware: a warning to show the recipient. */

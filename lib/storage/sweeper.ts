@@ -1,0 +1,75 @@
+import type { DatabasePool } from 'slonik';
+import { createLeftoverObjectQueries, OBJECT_OWNERS, type ObjectOwner } from '../db/queries/leftover-objects.ts';
+import { inParallel } from '../in-parallel.ts';
+import type { ObjectStore } from './object-store.ts';
+import { removeBlob } from './remove-blob.ts';
+
+// The objects of an ended resource are deleted by its workflow, woken by the API's signal
+// (revocation, deletion) or its own timer. A signal can be lost (the API process dies after its
+// commit, Temporal is unreachable for that call) and a workflow can die; the keys are destroyed
+// in the API's transaction either way, but the ciphertext would stay until a timer that may be
+// weeks away, or for ever. This loop, in every worker process, is the backstop: every interval it
+// deletes the objects of resources ended at least one interval ago whose objects are not marked
+// deleted (`objects_deleted_at`), and marks them. So objects are gone within two intervals of the
+// end (docs/transfers.md, "Revocation"), whatever happens to one signal.
+//
+// It is system work across every workspace, like the event dispatcher. Several workers may sweep
+// the same rows at once: deleting an object twice, or a missing one, is harmless.
+
+export type SweepDeps = { db: DatabasePool; objects: ObjectStore };
+
+/** Owners swept per family and per round; a round repeats while a family fills its batch. */
+const BATCH = 100;
+/** Owners whose objects are deleted at once. */
+const CONCURRENCY = 8;
+
+export type SweepResult = Record<ObjectOwner, number>;
+
+/** One sweep: deletes the objects of every ended owner (ended before `endedBefore`) still unmarked. */
+export async function sweepLeftoverObjects(deps: SweepDeps, endedBefore: Date): Promise<SweepResult> {
+  const leftovers = createLeftoverObjectQueries(deps.db);
+  const swept: SweepResult = { transfer: 0, intake_document: 0, coffre_item: 0 };
+  for (const kind of OBJECT_OWNERS) {
+    for (;;) {
+      const due = await leftovers.due(kind, endedBefore, BATCH);
+      await inParallel(due, CONCURRENCY, async (ownerId) => {
+        for (const file of await leftovers.files(kind, ownerId)) await removeBlob(deps.objects, file);
+        await leftovers.markDeleted(kind, ownerId);
+      });
+      swept[kind] += due.length;
+      if (due.length < BATCH) break;
+    }
+  }
+  return swept;
+}
+
+export type Sweeper = { stop(): Promise<void> };
+
+/** Sweeps every `intervalMs` until stopped; a failed sweep is logged and the next one tries again. */
+export function startObjectSweeper(deps: SweepDeps & { intervalMs: number; log?: (message: string) => void }): Sweeper {
+  const log = deps.log ?? ((message) => process.stderr.write(`sweeper: ${message}\n`));
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  let stopped = false;
+  const round = async () => {
+    try {
+      const swept = await sweepLeftoverObjects(deps, new Date(Date.now() - deps.intervalMs));
+      const total = Object.values(swept).reduce((sum, n) => sum + n, 0);
+      if (total > 0) log(`deleted the leftover objects of ${JSON.stringify(swept)}`);
+    } catch (error) {
+      log(`sweep failed, trying again in ${deps.intervalMs} ms: ${(error as Error).message}`);
+    }
+    if (!stopped) timer = setTimeout(next, deps.intervalMs);
+  };
+  const next = () => {
+    running = round();
+  };
+  running = round();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
