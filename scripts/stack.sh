@@ -288,7 +288,7 @@ start() {
   local name port todo=()
   mkdir -p "$PIDS" "$LOGS"
   for name in "${COMPONENTS[@]}"; do
-    if pid_of "$name" >/dev/null && outdated "$name"; then
+    if pid_of "$name" >/dev/null && outdated "$name" >/dev/null; then
       log "$name: started by an older checkout ($(outdated "$name")); restarting it"
       stop_component "$name"
       wait_ports_free "$name" 15
@@ -413,11 +413,20 @@ stop_component() {
 # outdated <component>: why a running component must be restarted before use
 # (printed), or false. A MinIO without the record launch_minio writes still
 # runs with the password this repository once published, which no process
-# accepts any more (lib/config.ts).
+# accepts any more (lib/config.ts); a clamd whose spool is not on a RAM
+# filesystem writes plaintext to disk.
 outdated() {
+  local spool
   case $1 in
-    minio) cmp -s "$PIDS/minio.pid" "$DATA/minio.generated-password" && return 1
-      echo "it runs with the published password, not this profile's generated one" ;;
+    minio)
+      cmp -s "$PIDS/minio.pid" "$DATA/minio.generated-password" && return 1
+      echo "it runs with the published password, not this profile's generated one"
+      ;;
+    clamd)
+      spool=$(sed -n 's/^TemporaryDirectory //p' "$DATA/clamd.conf" 2>/dev/null)
+      case $(stat -f -c %T "${spool:-/nonexistent}" 2>/dev/null) in tmpfs | ramfs) return 1 ;; esac
+      echo "it spools scanned files to ${spool:-an unknown folder}, not a RAM filesystem"
+      ;;
     *) return 1 ;;
   esac
 }
