@@ -169,3 +169,39 @@ test.serial(
     );
   },
 );
+
+test.serial(
+  'a transfer whose workflow is gone still expires: ended within two sweep intervals of its expiry',
+  async (t) => {
+    const data = content(64 * 1024);
+    const created = await createTransfer(api, ws.keys.live, { files: [{ name: 'orphan.bin', size: data.length }] });
+    const id = created.transfer.id;
+    t.is((await put(created.upload_urls[0]?.url ?? '', data)).status, 200);
+    await waitForTransfer(api, ws.keys.live, id, (tr) => tr.status === 'active', 60_000);
+    const keys = await objectKeys('transfer_files', 'transfer_id', id);
+    // Its workflow dies (a bug, an operator's terminate): nothing is left to wake it at expiry.
+    const temporal = await connectTemporal(api.services.config);
+    try {
+      await temporal.workflow.getHandle(transferWorkflowId(id)).terminate('the test kills it');
+    } finally {
+      await temporal.connection.close();
+    }
+    const expiredAt = Date.now();
+    await api.services.db.query(sql.typeAlias('void')`
+    UPDATE transfers SET expires_at = ${sql.timestamp(new Date(expiredAt))} WHERE id = ${id}`);
+
+    const ended = await eventually(async () => {
+      const got = await ok(api.call('GET', `/v1/transfers/${id}`, { key: ws.keys.live }), 200);
+      return got.body.status === 'active' ? undefined : got;
+    }, 60_000);
+    t.log(`ended ${Date.now() - expiredAt} ms after its expiry (bound ${BOUND_MS} ms)`);
+    t.true(Date.now() - expiredAt <= BOUND_MS);
+    t.like(ended.body, { status: 'expired', status_reason: 'expired' });
+    t.is(await present(keys), 0, 'its objects are gone');
+    const recorded = await api.services.db.anyFirst(sql.type(z.object({ type: z.string() }))`
+    SELECT type FROM events WHERE workspace_id = ${ws.workspace_id} AND (data -> 'transfer' ->> 'id') = ${id}`);
+    t.is(recorded.filter((type) => type === 'transfer.expired').length, 1, 'one transfer.expired event');
+    const view = await api.call('GET', `/v1/shares/${created.transfer.short_code}`);
+    t.is(view.status, 410, 'its link is spent');
+  },
+);

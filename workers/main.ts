@@ -19,6 +19,7 @@ const config = loadConfig();
 const { db, connection, temporal, objects, keyring, scanner, mailer, sealKey, close } =
   await openWorkerResources(config);
 
+const transferActivities = createTransferActivities({ config, db, objects, keyring, scanner, mailer });
 const worker = await Worker.create({
   connection,
   namespace: config.temporal.namespace,
@@ -26,7 +27,7 @@ const worker = await Worker.create({
   workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
   activities: {
     ...createApiKeyActivities({ db }),
-    ...createTransferActivities({ config, db, objects, keyring, scanner, mailer }),
+    ...transferActivities,
     ...createIntakeActivities({ config, db, objects, keyring, scanner, mailer }),
     ...createWebhookActivities({ config, db, sealKey }),
     ...createRuleActivities({ config, db, sealKey, mailer }),
@@ -53,8 +54,14 @@ const dispatcher = startDispatcher({
   planRuns: planRuleRuns,
 });
 
-// The backstop for objects an ended resource's workflow never deleted (a lost signal).
-const sweeper = startObjectSweeper({ db, objects, intervalMs: config.objectSweep.intervalMs });
+// The backstop for objects an ended resource's workflow never deleted (a lost signal), and for
+// transfers whose workflow is gone and so never expire.
+const sweeper = startObjectSweeper({
+  db,
+  objects,
+  expire: (transferId) => transferActivities.endTransfer(transferId, 'expired', 'expired'),
+  intervalMs: config.objectSweep.intervalMs,
+});
 
 process.stderr.write(`worker: polling task queue ${config.temporal.taskQueue} on ${config.temporal.address}\n`);
 // Worker.run installs SIGINT/SIGTERM handlers and drains in-flight tasks.

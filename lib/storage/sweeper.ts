@@ -16,19 +16,39 @@ import { removeBlob } from './remove-blob.ts';
 // It is system work across every workspace, like the event dispatcher. Several workers may sweep
 // the same rows at once: deleting an object twice, or a missing one, is harmless.
 
-export type SweepDeps = { db: DatabasePool; objects: ObjectStore };
+// A transfer whose workflow is gone (it failed, or was terminated by hand) would never expire either:
+// each round also ends, through `expire`, the transfers still `active` or `scanning` more than one
+// interval past their `expires_at`, as their workflow's timer would have (the event, the audit entry,
+// the keys, then the objects). The workflow's own end and this one are the same conditional update,
+// so whichever comes second does nothing.
+
+export type SweepDeps = {
+  db: DatabasePool;
+  objects: ObjectStore;
+  /** Ends one overdue transfer as its expiry would (activities/transfers.ts, endTransfer). */
+  expire: (transferId: string) => Promise<void>;
+};
 
 /** Owners swept per family and per round; a round repeats while a family fills its batch. */
 const BATCH = 100;
 /** Owners whose objects are deleted at once. */
 const CONCURRENCY = 8;
 
-export type SweepResult = Record<ObjectOwner, number>;
+export type SweepResult = Record<ObjectOwner | 'overdue_transfer', number>;
 
-/** One sweep: deletes the objects of every ended owner (ended before `endedBefore`) still unmarked. */
+/**
+ * One sweep: ends the transfers overdue since before `endedBefore`, then deletes the objects of
+ * every ended owner (ended before `endedBefore`) still unmarked.
+ */
 export async function sweepLeftoverObjects(deps: SweepDeps, endedBefore: Date): Promise<SweepResult> {
   const leftovers = createLeftoverObjectQueries(deps.db);
-  const swept: SweepResult = { transfer: 0, intake_document: 0, coffre_item: 0 };
+  const swept: SweepResult = { overdue_transfer: 0, transfer: 0, intake_document: 0, coffre_item: 0 };
+  for (;;) {
+    const overdue = await leftovers.overdueTransfers(endedBefore, BATCH);
+    await inParallel(overdue, CONCURRENCY, deps.expire);
+    swept.overdue_transfer += overdue.length;
+    if (overdue.length < BATCH) break;
+  }
   for (const kind of OBJECT_OWNERS) {
     for (;;) {
       const due = await leftovers.due(kind, endedBefore, BATCH);

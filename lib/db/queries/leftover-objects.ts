@@ -41,6 +41,17 @@ export function createLeftoverObjectQueries(db: CommonQueryMethods) {
         ORDER BY deleted_at NULLS FIRST LIMIT ${limit}`);
     },
 
+    /**
+     * Up to `limit` transfers still `active` or `scanning` whose `expires_at` passed before
+     * `expiredBefore`: their workflow would have ended them, so it is gone.
+     */
+    async overdueTransfers(expiredBefore: Date, limit: number): Promise<readonly string[]> {
+      return db.anyFirst(sql.type(id)`
+        SELECT id FROM transfers
+        WHERE status IN ('active', 'scanning') AND expires_at < ${sql.timestamp(expiredBefore)}
+        ORDER BY expires_at LIMIT ${limit}`);
+    },
+
     /** The stored files of one owner: a transfer's or a document's files, or the vault item itself. */
     async files(kind: ObjectOwner, ownerId: string): Promise<readonly StoredFile[]> {
       if (kind === 'transfer') {
