@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { uploaderRefusal } from '../lib/coffres/access.ts';
+import { coffreItemObjects } from '../lib/coffres/family.ts';
 import { invitationLink } from '../lib/coffres/members.ts';
 import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto/key-wrap.ts';
@@ -144,7 +145,7 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
     async purgeItemBlob(itemId: string): Promise<void> {
       await removeBlob(objects, await mustLoadItem(itemId));
       // Done: the sweeper (lib/storage/sweeper.ts) need not come back for it.
-      await createLeftoverObjectQueries(db).markDeleted('coffre_item', itemId);
+      await createLeftoverObjectQueries(db).markDeleted(coffreItemObjects, itemId);
     },
 
     async loadCoffreExpiry(coffreId: string): Promise<{ status: string; expiresAt: string | null }> {

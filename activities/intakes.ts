@@ -6,6 +6,7 @@ import { createEventQueries } from '../lib/db/queries/events.ts';
 import { createIntakeQueries, type IntakeDocumentRow, type IntakeRow } from '../lib/db/queries/intakes.ts';
 import { createLeftoverObjectQueries } from '../lib/db/queries/leftover-objects.ts';
 import { requestView, submissionView } from '../lib/events/intake-events.ts';
+import { intakeDocumentObjects } from '../lib/intakes/family.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { intakeReceivedMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
@@ -158,7 +159,7 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
     async purgeDocumentBlobs(documentId: string): Promise<void> {
       for (const file of await intakes.files([documentId])) await removeBlob(objects, file);
       // Done: the sweeper (lib/storage/sweeper.ts) need not come back for them.
-      await createLeftoverObjectQueries(db).markDeleted('intake_document', documentId);
+      await createLeftoverObjectQueries(db).markDeleted(intakeDocumentObjects, documentId);
     },
 
     async loadIntakeExpiry(intakeId: string): Promise<{ status: IntakeRow['status']; expiresAt: string | null }> {

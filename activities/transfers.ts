@@ -14,6 +14,7 @@ import type { Mailer } from '../lib/mail/mailer.ts';
 import { approvalDecisionMail, approvalRequestMail, scanFailedMail, shareLinkMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
 import type { ObjectStore } from '../lib/storage/object-store.ts';
+import { transferObjects } from '../lib/transfers/family.ts';
 import { transferPhase } from '../lib/transfers/phase.ts';
 import { scanWarning, shareUrl } from '../lib/transfers/present.ts';
 import type { ScanStatus, TransferStatus } from '../lib/vocabulary.ts';
@@ -86,7 +87,7 @@ export function createTransferActivities(deps: TransferActivityDeps) {
   async function destroyContent(transferId: string) {
     for (const file of await transfers.files(transferId)) await removeBlob(objects, file);
     // Done: the sweeper (lib/storage/sweeper.ts) need not come back for them.
-    await createLeftoverObjectQueries(db).markDeleted('transfer', transferId);
+    await createLeftoverObjectQueries(db).markDeleted(transferObjects, transferId);
   }
 
   return {

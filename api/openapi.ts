@@ -1,6 +1,7 @@
 import type { RouteOptionsPayload, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import joiToJsonModule from 'joi-to-json';
+import { FAMILIES } from '../lib/families.ts';
 import { errorEnvelope } from './schemas.ts';
 import type { RouteSettings } from './types.ts';
 import { API_REVISION, OPENAPI_DOCUMENT_VERSION } from './version.ts';
@@ -172,17 +173,14 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
   500: { name: 'InternalError', description: '`internal_error`: quote `request_id` to support.' },
 };
 
+/** Each family's tag (lib/families.ts), and the tags of the routes that belong to no one family. */
 const TAGS: Record<string, string> = {
-  transfers: 'Transfers: files shared by link, their lifecycle and approval.',
-  uploads: "Uploading a transfer's files through the capability URLs its creation returns.",
+  ...Object.fromEntries(
+    FAMILIES.flatMap((family) => (family.openapi ? [[family.openapi.tag, family.openapi.description]] : [])),
+  ),
+  uploads: 'Uploading files through the capability URLs a transfer, a submission or a vault item returns.',
   shares: 'What a recipient sees and downloads: public, authorised by the share code and its password.',
-  'api-keys': 'API keys of the workspace: minting, scopes, rotation, revocation.',
-  webhooks: 'Webhook endpoints, their deliveries and the event catalog.',
-  rules: 'Automation rules and their executions.',
-  folders: 'Folders that organise transfers.',
-  audit: "The workspace's audit log.",
   meta: 'About the API and the caller.',
-  collections: 'Collections: transfers grouped under a title and shared through one link, and its public view.',
 };
 
 const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 206: 'Partial content' };

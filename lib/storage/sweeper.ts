@@ -1,5 +1,6 @@
 import type { DatabasePool } from 'slonik';
-import { createLeftoverObjectQueries, OBJECT_OWNERS, type ObjectOwner } from '../db/queries/leftover-objects.ts';
+import { createLeftoverObjectQueries } from '../db/queries/leftover-objects.ts';
+import { STORED_FILES } from '../families.ts';
 import { inParallel } from '../in-parallel.ts';
 import type { ObjectStore } from './object-store.ts';
 import { removeBlob } from './remove-blob.ts';
@@ -34,7 +35,8 @@ const BATCH = 100;
 /** Owners whose objects are deleted at once. */
 const CONCURRENCY = 8;
 
-export type SweepResult = Record<ObjectOwner | 'overdue_transfer', number>;
+/** How many owners a sweep dealt with, by StoredFiles owner, and the overdue transfers it ended. */
+export type SweepResult = Record<string, number>;
 
 /**
  * One sweep: ends the transfers overdue since before `endedBefore`, then deletes the objects of
@@ -42,23 +44,27 @@ export type SweepResult = Record<ObjectOwner | 'overdue_transfer', number>;
  */
 export async function sweepLeftoverObjects(deps: SweepDeps, endedBefore: Date): Promise<SweepResult> {
   const leftovers = createLeftoverObjectQueries(deps.db);
-  const swept: SweepResult = { overdue_transfer: 0, transfer: 0, intake_document: 0, coffre_item: 0 };
-  for (;;) {
-    const overdue = await leftovers.overdueTransfers(endedBefore, BATCH);
+  const swept: SweepResult = {};
+  let overdue: readonly string[];
+  let ended = 0;
+  do {
+    overdue = await leftovers.overdueTransfers(endedBefore, BATCH);
     await inParallel(overdue, CONCURRENCY, deps.expire);
-    swept.overdue_transfer += overdue.length;
-    if (overdue.length < BATCH) break;
-  }
-  for (const kind of OBJECT_OWNERS) {
-    for (;;) {
-      const due = await leftovers.due(kind, endedBefore, BATCH);
+    ended += overdue.length;
+  } while (overdue.length === BATCH);
+  swept.overdue_transfer = ended;
+  for (const files of STORED_FILES) {
+    let due: readonly string[];
+    let count = 0;
+    do {
+      due = await leftovers.due(files, endedBefore, BATCH);
       await inParallel(due, CONCURRENCY, async (ownerId) => {
-        for (const file of await leftovers.files(kind, ownerId)) await removeBlob(deps.objects, file);
-        await leftovers.markDeleted(kind, ownerId);
+        for (const file of await leftovers.files(files, ownerId)) await removeBlob(deps.objects, file);
+        await leftovers.markDeleted(files, ownerId);
       });
-      swept[kind] += due.length;
-      if (due.length < BATCH) break;
-    }
+      count += due.length;
+    } while (due.length === BATCH);
+    swept[files.owner] = count;
   }
   return swept;
 }

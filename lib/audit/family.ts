@@ -1,0 +1,7 @@
+import { type Family, NETWORK_IDENTITY } from '../family.ts';
+
+export const auditFamily = {
+  name: 'audit',
+  openapi: { tag: 'audit', description: "The workspace's audit log." },
+  tables: { audit_log: { scope: { kind: 'tenant' }, personal: [...NETWORK_IDENTITY, 'country_code'] } },
+} satisfies Family;

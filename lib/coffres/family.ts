@@ -1,0 +1,26 @@
+import type { Family, StoredFiles } from '../family.ts';
+
+/** The object of a vault item (the item is its own file), and when it must go. */
+export const coffreItemObjects = {
+  owner: 'coffre_item',
+  ownerTable: 'coffre_items',
+  endedStatuses: ['deleted', 'rejected'],
+  endedAt: ['deleted_at', 'uploaded_at', 'created_at'],
+  filesTable: 'coffre_items',
+  ownerColumn: 'id',
+} satisfies StoredFiles;
+
+export const coffresFamily = {
+  name: 'coffres',
+  openapi: {
+    tag: 'coffres',
+    description: 'Vaults (data rooms): items shared with invited members, their access and their log.',
+  },
+  tables: {
+    coffres: { scope: { kind: 'tenant' }, personal: [] },
+    coffre_members: { scope: { kind: 'tenant' }, personal: ['email', 'name'] },
+    coffre_items: { scope: { kind: 'tenant' }, personal: [] },
+    coffre_access_log: { scope: { kind: 'tenant' }, personal: ['actor', 'ip_address'] },
+  },
+  storedFiles: [coffreItemObjects],
+} satisfies Family;

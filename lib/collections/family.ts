@@ -1,0 +1,13 @@
+import type { Family } from '../family.ts';
+
+export const collectionsFamily = {
+  name: 'collections',
+  openapi: {
+    tag: 'collections',
+    description: 'Collections: transfers grouped under a title and shared through one link, and its public view.',
+  },
+  tables: {
+    collections: { scope: { kind: 'tenant' }, personal: [] },
+    collection_transfers: { scope: { kind: 'tenant' }, personal: [] },
+  },
+} satisfies Family;

@@ -1,0 +1,32 @@
+import { apiKeysFamily } from './api-keys/family.ts';
+import { auditFamily } from './audit/family.ts';
+import { coffresFamily } from './coffres/family.ts';
+import { collectionsFamily } from './collections/family.ts';
+import { eventsFamily } from './events/family.ts';
+import type { Family } from './family.ts';
+import { intakesFamily } from './intakes/family.ts';
+import { recipientsFamily } from './recipients/family.ts';
+import { rulesFamily } from './rules/family.ts';
+import { transfersFamily } from './transfers/family.ts';
+import { foldersFamily } from './transfers/folders-family.ts';
+import { webhooksFamily } from './webhooks/family.ts';
+import { workspacesFamily } from './workspaces/family.ts';
+
+// Every resource family, listed once (lib/family.ts says what each declares).
+export const FAMILIES: readonly Family[] = [
+  workspacesFamily,
+  apiKeysFamily,
+  transfersFamily,
+  foldersFamily,
+  recipientsFamily,
+  collectionsFamily,
+  intakesFamily,
+  coffresFamily,
+  webhooksFamily,
+  rulesFamily,
+  auditFamily,
+  eventsFamily,
+];
+
+/** Every family's stored files, for the sweeper. */
+export const STORED_FILES = FAMILIES.flatMap((family) => family.storedFiles ?? []);

@@ -1,0 +1,56 @@
+// What a resource family declares about itself, once, in `lib/<family>/family.ts` (`satisfies
+// Family`), and lib/families.ts lists: the cross-cutting work (the sweeper of leftover objects, the
+// OpenAPI tags, the catalog check of test/families.test.ts, and the purge, export and erasure to come)
+// iterates these declarations instead of keeping a list of its own, so a new family edits none of
+// it, and a family that forgets a table fails a test rather than leaking data.
+
+/** How a table's rows belong to a tenant (a workspace and one of its environments). */
+export type TableScope =
+  /** The tenant itself (`workspaces`): its id is every other row's `workspace_id`. */
+  | { kind: 'root' }
+  /** Carries `workspace_id` and `environment`: every query filters on both. */
+  | { kind: 'tenant' }
+  /** Carries `workspace_id` only: shared by the workspace's environments (its users). */
+  | { kind: 'workspace' }
+  /** Reached only through its parent row: `column` references `parent`, which is scoped. */
+  | { kind: 'child'; parent: string; column: string };
+
+export type FamilyTable = {
+  scope: TableScope;
+  /**
+   * Columns that hold personal data: about a person (an address, a name, an e-mail address, a
+   * network address, a user agent) or free text a person wrote about others. Empty when none.
+   */
+  personal: readonly string[];
+};
+
+/**
+ * Stored objects and the rows that own them, for the sweeper (lib/storage/sweeper.ts): an owner
+ * row ends (one of `endedStatuses`), and its objects, the `object_key`s of `filesTable`'s rows whose
+ * `ownerColumn` is the owner's id, must then go.
+ */
+export type StoredFiles = {
+  /** The owner's name in logs and counts. */
+  owner: string;
+  ownerTable: string;
+  endedStatuses: readonly string[];
+  /** Columns of the owner telling when it ended, the first not null counted (SQL COALESCE). */
+  endedAt: readonly [string, ...string[]];
+  /** A table with the stored-file columns (lib/db/queries/stored-files.ts). */
+  filesTable: string;
+  /** The column of `filesTable` naming the owner: `id` when the owner is the file itself. */
+  ownerColumn: string;
+};
+
+export type Family = {
+  /** The family's name: its folder in lib/ and api/plugins/. */
+  name: string;
+  /** Its OpenAPI tag (the routes' second tag) and the tag's description, when it has routes. */
+  openapi?: { tag: string; description: string };
+  /** Every table the family owns, by name. */
+  tables: Readonly<Record<string, FamilyTable>>;
+  storedFiles?: readonly StoredFiles[];
+};
+
+/** Personal-data column sets, named once where several tables share them. */
+export const NETWORK_IDENTITY = ['ip_address', 'user_agent'] as const;

@@ -1,0 +1,29 @@
+import type { Family, StoredFiles } from '../family.ts';
+
+/** The objects of an intake document, and when they must go. */
+export const intakeDocumentObjects = {
+  owner: 'intake_document',
+  ownerTable: 'intake_documents',
+  endedStatuses: ['deleted', 'rejected'],
+  // A rejected one has no end time: it was rejected right after its upload.
+  endedAt: ['deleted_at', 'received_at', 'created_at'],
+  filesTable: 'intake_files',
+  ownerColumn: 'document_id',
+} satisfies StoredFiles;
+
+export const intakesFamily = {
+  name: 'intakes',
+  openapi: {
+    tag: 'intakes',
+    description:
+      'Secure intakes: receiving documents from third parties, through a publishable key and the intake page.',
+  },
+  tables: {
+    intakes: { scope: { kind: 'tenant' }, personal: ['notify_emails'] },
+    // What a submitter sends about themselves: their reference and free-form metadata.
+    intake_documents: { scope: { kind: 'tenant' }, personal: ['client_reference', 'metadata'] },
+    intake_files: { scope: { kind: 'child', parent: 'intake_documents', column: 'document_id' }, personal: [] },
+    intake_publishable_keys: { scope: { kind: 'tenant' }, personal: [] },
+  },
+  storedFiles: [intakeDocumentObjects],
+} satisfies Family;

@@ -1,0 +1,18 @@
+import type { Family } from '../family.ts';
+
+export const recipientsFamily = {
+  name: 'recipients',
+  openapi: {
+    tag: 'recipients',
+    description: "The workspace's address book, and each recipient's personal links and downloads.",
+  },
+  tables: {
+    recipients: { scope: { kind: 'tenant' }, personal: ['email', 'name', 'organisation'] },
+    transfer_recipients: { scope: { kind: 'tenant' }, personal: ['email'] },
+    recipient_grants: {
+      scope: { kind: 'child', parent: 'transfer_recipients', column: 'transfer_recipient_id' },
+      personal: [],
+    },
+    recipient_deliveries: { scope: { kind: 'child', parent: 'recipient_grants', column: 'grant_id' }, personal: [] },
+  },
+} satisfies Family;

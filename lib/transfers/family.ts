@@ -1,0 +1,32 @@
+import { type Family, NETWORK_IDENTITY, type StoredFiles } from '../family.ts';
+
+/** The objects of a transfer, and when they must go. */
+export const transferObjects = {
+  owner: 'transfer',
+  ownerTable: 'transfers',
+  endedStatuses: ['expired', 'deleted'],
+  endedAt: ['ended_at'],
+  filesTable: 'transfer_files',
+  ownerColumn: 'transfer_id',
+} satisfies StoredFiles;
+
+export const transfersFamily = {
+  name: 'transfers',
+  openapi: { tag: 'transfers', description: 'Transfers: files shared by link, their lifecycle and approval.' },
+  tables: {
+    transfers: { scope: { kind: 'tenant' }, personal: ['recipient', 'approval_note'] },
+    transfer_files: { scope: { kind: 'child', parent: 'transfers', column: 'transfer_id' }, personal: [] },
+    transfer_approvals: { scope: { kind: 'child', parent: 'transfers', column: 'transfer_id' }, personal: ['note'] },
+    transfer_downloads: {
+      scope: { kind: 'child', parent: 'transfers', column: 'transfer_id' },
+      personal: NETWORK_IDENTITY,
+    },
+    // client_key is the guessing address's bucket.
+    share_password_attempts: {
+      scope: { kind: 'child', parent: 'transfers', column: 'transfer_id' },
+      personal: ['client_key'],
+    },
+    download_link_uses: { scope: { kind: 'child', parent: 'transfer_files', column: 'file_id' }, personal: [] },
+  },
+  storedFiles: [transferObjects],
+} satisfies Family;
