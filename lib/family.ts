@@ -1,3 +1,7 @@
+import type { Services } from './services.ts';
+import type { UploadTarget } from './uploads/receive.ts';
+import type { UploadAddress } from './uploads/tokens.ts';
+
 // What a resource family declares about itself, once, in `lib/<family>/family.ts` (`satisfies
 // Family`), and lib/families.ts lists: the cross-cutting work (the sweeper of leftover objects, the
 // OpenAPI tags, the catalog check of test/families.test.ts, and the purge, export and erasure to come)
@@ -42,6 +46,12 @@ export type StoredFiles = {
   ownerColumn: string;
 };
 
+/** The family's upload URLs: the kind its tokens carry, and where such a token's file is looked up. */
+export type FamilyUploads = {
+  kind: string;
+  target: (services: Services, address: UploadAddress) => Promise<UploadTarget>;
+};
+
 export type Family = {
   /** The family's name: its folder in lib/ and api/plugins/. */
   name: string;
@@ -50,6 +60,7 @@ export type Family = {
   /** Every table the family owns, by name. */
   tables: Readonly<Record<string, FamilyTable>>;
   storedFiles?: readonly StoredFiles[];
+  uploads?: FamilyUploads;
 };
 
 /** Personal-data column sets, named once where several tables share them. */

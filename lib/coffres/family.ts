@@ -1,4 +1,5 @@
 import type { Family, StoredFiles } from '../family.ts';
+import { coffreUploads } from './upload-target.ts';
 
 /** The object of a vault item (the item is its own file), and when it must go. */
 export const coffreItemObjects = {
@@ -23,4 +24,5 @@ export const coffresFamily = {
     coffre_access_log: { scope: { kind: 'tenant' }, personal: ['actor', 'ip_address'] },
   },
   storedFiles: [coffreItemObjects],
+  uploads: coffreUploads,
 } satisfies Family;

@@ -19,3 +19,6 @@ export function itemUuidOf(itemId: string): string | null {
   const hex = itemId.slice(5);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/** The kind a vault item's upload URL carries (lib/uploads/tokens.ts). */
+export const COFFRE_UPLOAD_KIND = 'coffre';

@@ -10,7 +10,7 @@ import type { Services } from '../services.ts';
 import { openContent } from '../uploads/content.ts';
 import { checkPlannable, storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
-import { itemIdOf, itemUuidOf } from './ids.ts';
+import { COFFRE_UPLOAD_KIND, itemIdOf, itemUuidOf } from './ids.ts';
 import { type DownloadLink, presentItem } from './present.ts';
 import { findCoffre, lockActiveCoffre, type Tx } from './service.ts';
 
@@ -56,7 +56,7 @@ export async function addItem(services: Services, tx: Tx, coffre: CoffreRow, inp
   await services.coffreWorkflows.startItem(item.id);
   const upload = uploadUrlEntry(
     services,
-    { kind: 'coffre', owner: coffre.id, file: item.id },
+    { kind: COFFRE_UPLOAD_KIND, owner: coffre.id, file: item.id },
     item,
     item.upload_deadline,
   );

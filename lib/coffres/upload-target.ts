@@ -1,10 +1,11 @@
 import { createCoffreQueries } from '../db/queries/coffres.ts';
 import { DomainError } from '../errors.ts';
+import type { FamilyUploads } from '../family.ts';
 import type { Services } from '../services.ts';
 import { type UploadTarget, uploadedFileView } from '../uploads/receive.ts';
 import type { UploadAddress } from '../uploads/tokens.ts';
 import { uploaderRefusal } from './access.ts';
-import { itemIdOf } from './ids.ts';
+import { COFFRE_UPLOAD_KIND, itemIdOf } from './ids.ts';
 
 /** A vault item's upload URL: where its bytes go, and whether the item and its vault still take them. */
 export async function coffreUploadTarget(services: Services, address: UploadAddress): Promise<UploadTarget> {
@@ -35,3 +36,6 @@ export async function coffreUploadTarget(services: Services, address: UploadAddr
     present: (stored) => uploadedFileView(stored, itemIdOf(stored.id), 'coffre_item'),
   };
 }
+
+/** The kind this family's upload URLs carry, and their lookup (lib/uploads/resolve.ts). */
+export const coffreUploads = { kind: COFFRE_UPLOAD_KIND, target: coffreUploadTarget } satisfies FamilyUploads;

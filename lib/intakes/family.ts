@@ -1,4 +1,5 @@
 import type { Family, StoredFiles } from '../family.ts';
+import { intakeUploads } from './upload-target.ts';
 
 /** The objects of an intake document, and when they must go. */
 export const intakeDocumentObjects = {
@@ -26,4 +27,5 @@ export const intakesFamily = {
     intake_publishable_keys: { scope: { kind: 'tenant' }, personal: [] },
   },
   storedFiles: [intakeDocumentObjects],
+  uploads: intakeUploads,
 } satisfies Family;

@@ -13,6 +13,7 @@ import { randomId } from './ids.ts';
 import { KEM_SIZES, SEALED_KEY_BYTES } from './kems.ts';
 import { presentForm, submissionBudget } from './present.ts';
 import type { Submitter } from './publishable-keys.ts';
+import { intakeUploads } from './upload-target.ts';
 
 // What a submitter does with a publishable key: read the intake's form, and
 // start a submission whose files are then uploaded like a transfer's
@@ -117,7 +118,7 @@ export async function startSubmission(services: Services, submitter: Submitter, 
     upload_urls: files.map((file) => ({
       ...uploadUrlEntry(
         services,
-        { kind: 'intake', owner: document.id, file: file.id },
+        { kind: intakeUploads.kind, owner: document.id, file: file.id },
         file,
         document.upload_deadline,
       ),

@@ -1,5 +1,6 @@
 import { createIntakeQueries } from '../db/queries/intakes.ts';
 import { DomainError } from '../errors.ts';
+import type { FamilyUploads } from '../family.ts';
 import type { Services } from '../services.ts';
 import { type UploadTarget, uploadedFileView } from '../uploads/receive.ts';
 import type { UploadAddress } from '../uploads/tokens.ts';
@@ -32,3 +33,6 @@ export async function intakeUploadTarget(services: Services, address: UploadAddr
     present: (stored) => uploadedFileView(stored, stored.id, 'intake_file'),
   };
 }
+
+/** The kind this family's upload URLs carry, and their lookup (lib/uploads/resolve.ts). */
+export const intakeUploads = { kind: 'intake', target: intakeUploadTarget } satisfies FamilyUploads;

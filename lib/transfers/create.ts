@@ -14,6 +14,7 @@ import { uploadUrlEntry } from '../uploads/upload-urls.ts';
 import type { EncryptionMode } from '../vocabulary.ts';
 import { limitsFor, type TransferLimits } from './limits.ts';
 import { presentTransfer, shareUrl } from './present.ts';
+import { transferUploads } from './upload-target.ts';
 
 export type CreateTransferInput = {
   files: Array<{ name: string; size: number; mime_type?: string | undefined }>;
@@ -120,7 +121,7 @@ async function checkDailyQuota(transfers: ReturnType<typeof createTransferQuerie
 export function uploadUrlFor(services: Services, transfer: TransferRow, file: FileRow) {
   return uploadUrlEntry(
     services,
-    { kind: 'transfer', owner: transfer.id, file: file.id },
+    { kind: transferUploads.kind, owner: transfer.id, file: file.id },
     file,
     transfer.upload_deadline,
   );

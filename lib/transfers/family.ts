@@ -1,4 +1,5 @@
 import { type Family, NETWORK_IDENTITY, type StoredFiles } from '../family.ts';
+import { transferUploads } from './upload-target.ts';
 
 /** The objects of a transfer, and when they must go. */
 export const transferObjects = {
@@ -29,4 +30,5 @@ export const transfersFamily = {
     download_link_uses: { scope: { kind: 'child', parent: 'transfer_files', column: 'file_id' }, personal: [] },
   },
   storedFiles: [transferObjects],
+  uploads: transferUploads,
 } satisfies Family;

@@ -1,5 +1,6 @@
 import { createTransferQueries } from '../db/queries/transfers.ts';
 import { DomainError } from '../errors.ts';
+import type { FamilyUploads } from '../family.ts';
 import type { Services } from '../services.ts';
 import type { UploadTarget } from '../uploads/receive.ts';
 import type { UploadAddress } from '../uploads/tokens.ts';
@@ -38,3 +39,6 @@ export async function transferUploadTarget(services: Services, address: UploadAd
     present: (stored) => presentFile({ ...stored, transfer_id: file.transfer_id, position: file.position }),
   };
 }
+
+/** The kind this family's upload URLs carry, and their lookup (lib/uploads/resolve.ts). */
+export const transferUploads = { kind: 'transfer', target: transferUploadTarget } satisfies FamilyUploads;
