@@ -1,11 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
-import { createApiKeyActivities } from '../activities/api-keys.ts';
-import { createCoffreActivities } from '../activities/coffres.ts';
-import { createIntakeActivities } from '../activities/intakes.ts';
-import { createRuleActivities } from '../activities/rules.ts';
-import { createTransferActivities } from '../activities/transfers.ts';
-import { createWebhookActivities } from '../activities/webhooks.ts';
+import { createActivities } from '../activities/index.ts';
 import { openWorkerResources } from '../lib/composition.ts';
 import { loadConfig } from '../lib/config.ts';
 import { startDispatcher } from '../lib/events/dispatcher.ts';
@@ -19,20 +14,13 @@ const config = loadConfig();
 const { db, connection, temporal, objects, keyring, scanner, mailer, sealKey, close } =
   await openWorkerResources(config);
 
-const transferActivities = createTransferActivities({ config, db, objects, keyring, scanner, mailer });
+const activities = createActivities({ config, db, objects, keyring, scanner, mailer, sealKey });
 const worker = await Worker.create({
   connection,
   namespace: config.temporal.namespace,
   taskQueue: config.temporal.taskQueue,
   workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
-  activities: {
-    ...createApiKeyActivities({ db }),
-    ...transferActivities,
-    ...createIntakeActivities({ config, db, objects, keyring, scanner, mailer }),
-    ...createWebhookActivities({ config, db, sealKey }),
-    ...createRuleActivities({ config, db, sealKey, mailer }),
-    ...createCoffreActivities({ config, db, objects, keyring, scanner, mailer }),
-  },
+  activities,
 });
 
 // The outbox relay and the webhook sender live with the workers: no API process is needed for
@@ -59,7 +47,7 @@ const dispatcher = startDispatcher({
 const sweeper = startObjectSweeper({
   db,
   objects,
-  expire: (transferId) => transferActivities.endTransfer(transferId, 'expired', 'expired'),
+  expire: (transferId) => activities.endTransfer(transferId, 'expired', 'expired'),
   intervalMs: config.objectSweep.intervalMs,
 });
 
