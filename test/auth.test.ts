@@ -114,9 +114,11 @@ test('an inactive key gives 401 revoked_api_key and works again once reactivated
 });
 
 test('an expired key gives 401 expired_api_key, and the expiry workflow records api_key.expired', async (t) => {
-  const created = await createKey({ name: 'short-lived', expires_in_days: 2 / 86_400 });
+  // Eight seconds: time enough to be used once on a loaded machine (two seconds were not, once).
+  const created = await createKey({ name: 'short-lived', expires_in_days: 8 / 86_400 });
   t.is((await api.call('GET', '/v1/me', { key: created.key })).status, 200);
-  await new Promise((resolve) => setTimeout(resolve, 2_200));
+  const expiresAt = new Date(created.expires_at ?? 0).getTime();
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 200));
   assertError(t, await api.call('GET', '/v1/me', { key: created.key }), 401, 'expired_api_key');
   const audit = await eventually(async () => {
     const entries = await api.call('GET', `/v1/audit?action=api_key.expired`, { key: ws.keys.live });
