@@ -216,6 +216,14 @@ export function buildOpenApiDocument(server: Server) {
     operation.responses = responses(route, valise);
     operation.security = isPublic ? [] : [{ bearer: [] }];
     if (valise.scope) operation['x-required-scope'] = valise.scope;
+    if (valise.deprecated) {
+      operation.deprecated = true;
+      operation.description = [
+        operation.description,
+        `Deprecated since ${valise.deprecated.since.toISOString()}; answers until ${valise.deprecated.sunset.toISOString()}` +
+          (valise.deprecated.successor ? `, replaced by \`${valise.deprecated.successor}\`.` : '.'),
+      ].join('\n\n');
+    }
     for (const tag of operation.tags as string[]) tags.add(tag);
     paths[route.path] ??= {};
     (paths[route.path] as Record<string, Operation>)[route.method] = operation;

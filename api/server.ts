@@ -44,6 +44,10 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
           'X-RateLimit-Reset',
           'X-RateLimit-Policy',
           'Retry-After',
+          // A deprecated route's (api/deprecation.ts).
+          'Deprecation',
+          'Sunset',
+          'Link',
         ],
       },
       validate: { failAction: validationFailAction, options: { abortEarly: true, stripUnknown: false } },

@@ -20,12 +20,23 @@ export type RouteSettings = {
   audit?: { action: string; resourceType: string };
   /** What the OpenAPI document cannot read from the route's other settings (api/openapi.ts). */
   openapi?: OpenApiSettings;
+  /** A route on its way out (api/deprecation.ts): its headers, and `deprecated` in the OpenAPI document. */
+  deprecated?: RouteDeprecation;
   /**
    * A write without an API key that still honours `Idempotency-Key` (api/extensions/idempotency.ts):
    * whose record the request's is, from its own credential (a vault member's invitation link), or
    * null when the credential does not verify (the handler then answers why).
    */
   idempotencyOwner?: (request: Request) => Promise<RecordOwner | null>;
+};
+
+export type RouteDeprecation = {
+  /** When it was deprecated (RFC 9745 `Deprecation`). */
+  since: Date;
+  /** When it stops answering (RFC 8594 `Sunset`), at least `since`. */
+  sunset: Date;
+  /** Its replacement, a path of this API or a URL: `Link: <…>; rel="successor-version"`. */
+  successor?: string;
 };
 
 export type OpenApiSettings = {

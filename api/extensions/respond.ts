@@ -1,6 +1,8 @@
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import { servedOverTls } from '../client-ip.ts';
+import { markDeprecated } from '../deprecation.ts';
 import { renderError } from '../errors.ts';
+import { routeSettings } from '../types.ts';
 import { API_REVISION } from '../version.ts';
 import { auditRequest } from './audit.ts';
 import { completeIdempotency } from './idempotency.ts';
@@ -40,6 +42,8 @@ function decorate(request: Request, response: ResponseObject) {
   if (servedOverTls(request, request.server.app.services.config)) {
     response.header('Strict-Transport-Security', STRICT_TRANSPORT_SECURITY);
   }
+  const { deprecated } = routeSettings(request);
+  if (deprecated) markDeprecated(response, deprecated, request.server.app.services.config.api.docsBaseUrl);
   const rate = request.app.rate;
   if (rate) {
     response.header('X-RateLimit-Limit', String(rate.limit));
