@@ -1,8 +1,8 @@
 import type { Request } from '@hapi/hapi';
-import type { Caller } from '../lib/api-keys/present.ts';
 import type { RecordOwner } from '../lib/db/queries/idempotency.ts';
 import type { Submitter } from '../lib/intakes/publishable-keys.ts';
 import type { Services } from '../lib/services.ts';
+import type { Caller } from '../lib/tenancy.ts';
 import type { HealthProbe } from './health.ts';
 import type { RateLimiter, RateState } from './rate-limiter.ts';
 

@@ -1,6 +1,6 @@
-import type { Tenant } from './db/queries/api-keys.ts';
 import { type CountedFile, createSandboxQueries, type DailyQuota } from './db/queries/sandbox.ts';
 import { DomainError } from './errors.ts';
+import type { Tenant } from './tenancy.ts';
 import type { Environment } from './vocabulary.ts';
 
 // The spec's sandbox limits (Limits, "Sandbox key": 10 MB a file, 10 files, 25 a day, 5

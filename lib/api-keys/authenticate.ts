@@ -3,8 +3,8 @@ import { createAuditQueries } from '../db/queries/audit.ts';
 import { DomainError } from '../errors.ts';
 import { ipAllowed } from '../net/ip-allow-list.ts';
 import type { Services } from '../services.ts';
+import type { Caller } from '../tenancy.ts';
 import { bearerValue } from './bearer.ts';
-import type { Caller } from './present.ts';
 import { hashKeyValue, parseKeyValue, sameHash } from './values.ts';
 
 export type RequestOrigin = {

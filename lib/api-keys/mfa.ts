@@ -3,7 +3,7 @@ import { matchTotpStep } from '../crypto/totp.ts';
 import { createWorkspaceQueries } from '../db/queries/workspaces.ts';
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import type { Caller } from './present.ts';
+import type { Caller } from '../tenancy.ts';
 
 // Verification codes (docs/api-keys.md, "MFA"). Each attempt takes its place in
 // the count of wrong codes (per user and environment) before its code is

@@ -1,25 +1,4 @@
 import type { ApiKeyRow } from '../db/queries/api-keys.ts';
-import type { Environment, KeyType, MemberRole } from '../vocabulary.ts';
-
-/** Who is calling: resolved from the bearer key by the auth scheme. */
-export type Caller = {
-  workspaceId: string;
-  environment: Environment;
-  userId: string;
-  apiKeyId: string;
-  keyType: KeyType;
-  scopes: string[];
-  /**
-   * The workspace's name and the user's email and role, read with the key (and cached with it,
-   * forgotten on the same notice: migration 0024) so that GET /v1/me needs no query of its own.
-   */
-  profile?: CallerProfile;
-};
-
-export type CallerProfile = { workspaceName: string; userEmail: string; userRole: MemberRole };
-
-/** The workspace and environment a caller's queries are confined to. */
-export const tenantOf = (caller: Caller) => ({ workspaceId: caller.workspaceId, environment: caller.environment });
 
 export const NEVER_SHOWN_AGAIN =
   'This is the only time the full key is shown. Store it in a secret manager now; Valise keeps only a hash.';

@@ -6,10 +6,11 @@ import { API_KEY_UPDATABLE } from '../events/api-key-events.ts';
 import { apiKeyEventView } from '../events/views.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import { type Caller, tenantOf } from '../tenancy.ts';
 import { type Environment, isOneOf, type KeyType, type RevocationReason } from '../vocabulary.ts';
 import { isStronger, loosenedFields } from './loosening.ts';
 import { type MfaNeed, mfaRequired, verifyMfaCode } from './mfa.ts';
-import { type Caller, NEVER_SHOWN_AGAIN, presentApiKey, tenantOf } from './present.ts';
+import { NEVER_SHOWN_AGAIN, presentApiKey } from './present.ts';
 import { DEFAULT_SCOPES, scopesBeyond, sensitiveScopesGranted } from './scopes.ts';
 import { generateKeyValue, hashKeyValue, mintableEnvironments } from './values.ts';
 

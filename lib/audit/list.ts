@@ -1,7 +1,7 @@
-import type { Caller } from '../api-keys/present.ts';
 import { type AuditRow, createAuditQueries } from '../db/queries/audit.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import type { Caller } from '../tenancy.ts';
 
 export type AuditQuery = PageQuery & {
   action?: string;

@@ -1,9 +1,9 @@
-import type { Caller } from '../api-keys/present.ts';
 import { signToken, verifyToken } from '../crypto/signed-token.ts';
 import { type CoffreRow, createCoffreQueries, type ItemRow } from '../db/queries/coffres.ts';
 import { DomainError } from '../errors.ts';
 import { countSandboxDownloads, downloadLimitReached } from '../sandbox.ts';
 import type { Services } from '../services.ts';
+import type { Caller } from '../tenancy.ts';
 import { type Archive, type ArchiveEntry, archiveName, openArchive } from '../zip/archives.ts';
 import { planZip } from '../zip/stream.ts';
 import { allows, logDownloads, need, openInvitation, visibleItems } from './access.ts';

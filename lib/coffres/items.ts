@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { signToken, verifyToken } from '../crypto/signed-token.ts';
 import { type CoffreRow, createCoffreQueries, type ItemRow, type MemberRow } from '../db/queries/coffres.ts';
 import { DomainError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import { checkDailyQuota, checkFileSize, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
+import { type Caller, tenantOf } from '../tenancy.ts';
 import { openContent } from '../uploads/content.ts';
 import { checkPlannable, storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';

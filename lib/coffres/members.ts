@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { signToken } from '../crypto/signed-token.ts';
 import { createCoffreQueries, type MemberRow } from '../db/queries/coffres.ts';
 import { DomainError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import { type Caller, tenantOf } from '../tenancy.ts';
 import type { CoffreAccessLevel } from '../vocabulary.ts';
 import { newMemberId } from './ids.ts';
 import { invitationUrl, presentMember } from './present.ts';

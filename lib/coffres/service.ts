@@ -1,11 +1,10 @@
-import { type Caller, tenantOf } from '../api-keys/present.ts';
-import type { Tenant } from '../db/queries/api-keys.ts';
 import { type CoffreRow, createCoffreQueries } from '../db/queries/coffres.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { DomainError, notFound } from '../errors.ts';
 import { coffreView } from '../events/coffre-events.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import { type Caller, type Tenant, tenantOf } from '../tenancy.ts';
 import { newCoffreId } from './ids.ts';
 import { presentAccess, presentCoffre } from './present.ts';
 

@@ -1,6 +1,4 @@
-import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { randomBase62 } from '../crypto/secrets.ts';
-import type { Tenant } from '../db/queries/api-keys.ts';
 import { type CollectionRow, createCollectionQueries } from '../db/queries/collections.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { DomainError, notFound } from '../errors.ts';
@@ -8,6 +6,7 @@ import { collectionEventView } from '../events/collection-events.ts';
 import type { PageQuery } from '../pagination.ts';
 import { checkDailyQuota, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
+import { type Caller, type Tenant, tenantOf } from '../tenancy.ts';
 import type { CollectionChange } from '../vocabulary.ts';
 import { presentCollection, presentCollectionWithTransfers } from './present.ts';
 

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { Caller } from '../api-keys/present.ts';
-import { tenantOf } from '../api-keys/present.ts';
 import { signToken, verifyToken } from '../crypto/signed-token.ts';
 import {
   createIntakeQueries,
@@ -13,6 +11,7 @@ import { DomainError } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import { countSandboxDownloads, downloadLimitReached } from '../sandbox.ts';
 import type { Services } from '../services.ts';
+import { type Caller, tenantOf } from '../tenancy.ts';
 import { openContent } from '../uploads/content.ts';
 import type { IntakeDocumentStatus } from '../vocabulary.ts';
 import { type DownloadLink, presentDocument } from './present.ts';

@@ -1,8 +1,7 @@
-import type { Caller } from '../api-keys/present.ts';
-import { tenantOf } from '../api-keys/present.ts';
 import { createIntakeQueries } from '../db/queries/intakes.ts';
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
+import { type Caller, tenantOf } from '../tenancy.ts';
 import { issuePublishableKey, presentPublishableKey } from './publishable-keys.ts';
 import { findIntake } from './service.ts';
 

@@ -1,9 +1,9 @@
 import { bearerValue } from '../api-keys/bearer.ts';
 import { constantTimeEqual, hmacSha256, randomBase62, seal, unseal } from '../crypto/secrets.ts';
-import type { Tenant } from '../db/queries/api-keys.ts';
 import { createIntakeQueries, type IntakeRow, type PublishableKeyRow } from '../db/queries/intakes.ts';
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
+import type { Tenant } from '../tenancy.ts';
 import { ENVIRONMENTS, type Environment, isOneOf } from '../vocabulary.ts';
 import { intakePageLink } from './present.ts';
 

@@ -1,5 +1,3 @@
-import type { Caller } from '../api-keys/present.ts';
-import { tenantOf } from '../api-keys/present.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createIntakeQueries, type IntakeChanges, type IntakeRow } from '../db/queries/intakes.ts';
 import { DomainError } from '../errors.ts';
@@ -7,6 +5,7 @@ import { requestView } from '../events/intake-events.ts';
 import type { PageQuery } from '../pagination.ts';
 import { SANDBOX_LIMITS, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
+import { type Caller, tenantOf } from '../tenancy.ts';
 import type { Environment, IntakeEncryptionMode, IntakeKem, IntakeStatus, MetadataPolicy } from '../vocabulary.ts';
 import { randomId } from './ids.ts';
 import { KEM_SIZES } from './kems.ts';

@@ -1,13 +1,12 @@
 import type { CommonQueryMethods } from 'slonik';
-import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { randomBase62 } from '../crypto/secrets.ts';
-import type { Tenant } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createRecipientQueries } from '../db/queries/recipients.ts';
 import { createTransferQueries } from '../db/queries/transfers.ts';
 import { DomainError, notFound } from '../errors.ts';
 import { recipientEventView } from '../events/recipient-events.ts';
 import type { Services } from '../services.ts';
+import { type Caller, type Tenant, tenantOf } from '../tenancy.ts';
 import { type PresentedTransferRecipient, presentTransferRecipient } from '../transfers/present.ts';
 import { normaliseEmail, sameAddress } from './email.ts';
 

@@ -1,11 +1,10 @@
-import { type Caller, tenantOf } from '../api-keys/present.ts';
-import type { Tenant } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createRecipientQueries, type RecipientFilters, type RecipientRow } from '../db/queries/recipients.ts';
 import { DomainError, notFound } from '../errors.ts';
 import { recipientEventView } from '../events/recipient-events.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import { type Caller, type Tenant, tenantOf } from '../tenancy.ts';
 import { normaliseEmail, normaliseTags } from './email.ts';
 
 // The address book (docs/recipients.md): entries made by hand or from the

@@ -1,4 +1,3 @@
-import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { holdsScope } from '../api-keys/scopes.ts';
 import { seal, unseal } from '../crypto/secrets.ts';
 import { createRuleQueries, type RuleChanges, type RuleExecutionRow, type RuleRow } from '../db/queries/rules.ts';
@@ -7,6 +6,7 @@ import type { RULE_TRIGGERS } from '../events/catalog.ts';
 import type { TargetPolicy } from '../net/ssrf.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import { type Caller, tenantOf } from '../tenancy.ts';
 import {
   type EncryptionMode,
   isOneOf,

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Caller } from '../api-keys/present.ts';
 import { hashPassword } from '../crypto/password.ts';
 import { randomBase62 } from '../crypto/secrets.ts';
-import type { Tenant } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createTransferQueries, type FileRow, type TransferRow } from '../db/queries/transfers.ts';
 import { DomainError } from '../errors.ts';
 import { transferCreatedView } from '../events/views.ts';
 import { addressesOf, attachRecipients, recipientsByTransfer } from '../recipients/links.ts';
 import type { Services } from '../services.ts';
+import type { Caller, Tenant } from '../tenancy.ts';
 import { checkPlannable, storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
 import type { EncryptionMode } from '../vocabulary.ts';

@@ -1,7 +1,7 @@
-import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { createFolderQueries, type FolderRow } from '../db/queries/folders.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import { type Caller, tenantOf } from '../tenancy.ts';
 
 export function presentFolder(row: FolderRow) {
   return {

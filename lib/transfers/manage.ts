@@ -1,5 +1,3 @@
-import { type Caller, tenantOf } from '../api-keys/present.ts';
-import type { Tenant } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createFolderQueries } from '../db/queries/folders.ts';
 import {
@@ -14,6 +12,7 @@ import { transferEventView } from '../events/views.ts';
 import type { PageQuery } from '../pagination.ts';
 import { recipientsByTransfer } from '../recipients/links.ts';
 import type { Services } from '../services.ts';
+import { type Caller, type Tenant, tenantOf } from '../tenancy.ts';
 import type { ApprovalDecision } from '../vocabulary.ts';
 import { limitsFor } from './limits.ts';
 import { presentTransfer } from './present.ts';

@@ -1,10 +1,10 @@
-import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { createDeliveryQueries } from '../db/queries/deliveries.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createWebhookQueries } from '../db/queries/webhooks.ts';
 import { notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import { type Caller, tenantOf } from '../tenancy.ts';
 import { type AttemptOutcome, presentAttempt, type WebhookAttempt } from './attempts.ts';
 
 export const PING_MESSAGE = 'Hello from Valise: this webhook is reachable and its signatures verify.';

@@ -1,4 +1,3 @@
-import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { seal } from '../crypto/secrets.ts';
 import { createWebhookQueries, type WebhookRow } from '../db/queries/webhooks.ts';
 import { DomainError, notFound } from '../errors.ts';
@@ -6,6 +5,7 @@ import { isEventType } from '../events/catalog.ts';
 import { checkWebhookUrl } from '../net/ssrf.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
+import { type Caller, tenantOf } from '../tenancy.ts';
 import { generateWebhookSecret } from './signature.ts';
 
 export const MAX_WEBHOOKS = 25;

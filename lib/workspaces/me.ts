@@ -1,7 +1,7 @@
-import type { Caller } from '../api-keys/present.ts';
 import { createWorkspaceQueries } from '../db/queries/workspaces.ts';
 import { notFound } from '../errors.ts';
 import type { Services } from '../services.ts';
+import type { Caller } from '../tenancy.ts';
 
 /** Who is calling: from what authentication read with the key when it has it, else from the database. */
 export async function describeCaller(services: Services, caller: Caller) {

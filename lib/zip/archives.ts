@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { type Caller, tenantOf } from '../api-keys/present.ts';
 import { downloadableTransfers, findSharedCollection } from '../collections/shared.ts';
 import { signToken, verifyToken } from '../crypto/signed-token.ts';
 import { createCollectionQueries } from '../db/queries/collections.ts';
@@ -9,6 +8,7 @@ import { createTransferQueries, type FileRow, type TransferRow } from '../db/que
 import { DomainError, notFound } from '../errors.ts';
 import { countArchiveDelivery } from '../recipients/deliveries.ts';
 import type { Services } from '../services.ts';
+import { type Caller, tenantOf } from '../tenancy.ts';
 import { grantDownload } from '../transfers/download-links.ts';
 import { blockedError, blockedReason } from '../transfers/share.ts';
 import type { Requester } from '../transfers/share-passwords.ts';

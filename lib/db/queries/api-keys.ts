@@ -1,7 +1,8 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
-import { ENVIRONMENTS, type Environment, KEY_TYPES, type KeyType, MEMBER_ROLES } from '../../vocabulary.ts';
+import type { Tenant } from '../../tenancy.ts';
+import { ENVIRONMENTS, KEY_TYPES, type KeyType, MEMBER_ROLES } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 
@@ -46,8 +47,6 @@ const columns = sql.fragment`
   k.revoked_at, k.revocation_reason, k.created_at,
   (SELECT s.key_prefix FROM api_key_secrets s WHERE s.api_key_id = k.id ORDER BY s.created_at DESC LIMIT 1) AS key_prefix
 `;
-
-export type Tenant = { workspaceId: string; environment: Environment };
 
 export type NewApiKey = {
   workspaceId: string;

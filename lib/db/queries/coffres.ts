@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import type { Tenant } from '../../tenancy.ts';
 import {
   COFFRE_ACCESS_LEVELS,
   COFFRE_ACTIONS,
@@ -15,7 +16,6 @@ import {
 } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
-import type { Tenant } from './api-keys.ts';
 import { storedFileColumns, storedFileRow } from './stored-files.ts';
 
 // Rows and SQL of the vault tables (migrations/0015_coffres.sql, docs/coffres.md).

@@ -1,10 +1,10 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import type { Tenant } from '../../tenancy.ts';
 import { ENVIRONMENTS } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
-import type { Tenant } from './api-keys.ts';
 import { transferColumns, transferRow } from './transfers.ts';
 
 // Collections and their transfers (migrations/0016_collections.sql). Every

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { EventData, EventType } from '../../events/catalog.ts';
+import type { Tenant } from '../../tenancy.ts';
 import { ENVIRONMENTS } from '../../vocabulary.ts';
 import { sql } from '../sql.ts';
-import type { Tenant } from './api-keys.ts';
 
 export const eventRow = z.object({
   id: z.string(),

@@ -1,9 +1,9 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import type { Tenant } from '../../tenancy.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
-import type { Tenant } from './api-keys.ts';
 
 export const folderRow = z.object({
   id: z.uuid(),

@@ -1,8 +1,8 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import type { Tenant } from '../../tenancy.ts';
 import { IDEMPOTENCY_STATES } from '../../vocabulary.ts';
 import { sql } from '../sql.ts';
-import type { Tenant } from './api-keys.ts';
 
 const recordRow = z.object({
   /** false: a record from before records were bound to keys (migration 0010); it can no longer be replayed. */

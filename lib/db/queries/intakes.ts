@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import type { Tenant } from '../../tenancy.ts';
 import {
   ENVIRONMENTS,
   INTAKE_CLOSE_REASONS,
@@ -19,7 +20,6 @@ import {
 } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
-import type { Tenant } from './api-keys.ts';
 import { storedFileColumns, storedFileRow } from './stored-files.ts';
 
 // Rows and SQL of the intake tables (migrations/0014_intakes.sql, docs/intakes.md).

@@ -1,10 +1,10 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import type { Tenant } from '../../tenancy.ts';
 import { ENVIRONMENTS, RULE_EXECUTION_STATUSES, type RuleExecutionStatus } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
-import type { Tenant } from './api-keys.ts';
 
 // Automation rules and their executions (migrations/0005_rules.sql). The API
 // manages rules; the worker reads the enabled rules of an event

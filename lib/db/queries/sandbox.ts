@@ -1,7 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import type { Tenant } from '../../tenancy.ts';
 import { sql } from '../sql.ts';
-import type { Tenant } from './api-keys.ts';
 
 // The sandbox's quotas across families (lib/sandbox.ts): what a workspace created in the last
 // 24 hours, counted under a lock per family and tenant, and the download caps of the families

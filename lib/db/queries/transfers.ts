@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import type { Tenant } from '../../tenancy.ts';
 import {
   APPROVAL_STATUSES,
   type ApprovalDecision,
@@ -14,7 +15,6 @@ import {
 } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
-import type { Tenant } from './api-keys.ts';
 import { storedFileRow } from './stored-files.ts';
 
 const scanStatus = z.enum(SCAN_STATUSES).nullable();
