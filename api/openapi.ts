@@ -2,8 +2,9 @@ import type { RouteOptionsPayload, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import joiToJsonModule from 'joi-to-json';
 import { FAMILIES } from '../lib/families.ts';
+import { fieldDeprecationOf } from './deprecation.ts';
 import { errorEnvelope } from './schemas.ts';
-import type { RouteSettings } from './types.ts';
+import type { RouteDeprecation, RouteSettings } from './types.ts';
 import { API_REVISION, OPENAPI_DOCUMENT_VERSION } from './version.ts';
 
 // The OpenAPI 3.1 document is derived from the routes' own joi schemas, so it
@@ -16,10 +17,37 @@ type Operation = Record<string, unknown>;
 const joiToJson = joiToJsonModule as unknown as (schema: Joi.Schema, mode: string) => JsonSchema;
 const toSchema = (schema: Joi.Schema): JsonSchema => {
   const description = schema.describe();
-  return withoutAnyTypeList(
-    withInvertedPatterns(description, withPatternProperties(description, joiToJson(schema, 'open-api-3.1'))),
+  return withDeprecatedProperties(
+    description,
+    withoutAnyTypeList(
+      withInvertedPatterns(description, withPatternProperties(description, joiToJson(schema, 'open-api-3.1'))),
+    ),
   );
 };
+
+/** A sentence saying since when, until when and by what a route or field is replaced. */
+function deprecationNote(deprecation: RouteDeprecation): string {
+  return (
+    `Deprecated since ${deprecation.since.toISOString()}; answers until ${deprecation.sunset.toISOString()}` +
+    (deprecation.successor ? `, replaced by \`${deprecation.successor}\`.` : '.')
+  );
+}
+
+/** Fields marked with `deprecatedField` (api/deprecation.ts) get `deprecated: true` and the note. */
+function withDeprecatedProperties(description: Description, json: JsonSchema): JsonSchema {
+  const properties = json.properties as Record<string, JsonSchema> | undefined;
+  for (const [key, child] of Object.entries(description.keys ?? {})) {
+    const property = properties?.[key];
+    if (!property) continue;
+    const deprecation = fieldDeprecationOf(child);
+    if (deprecation) {
+      property.deprecated = true;
+      property.description = [property.description, deprecationNote(deprecation)].filter(Boolean).join(' ');
+    }
+    withDeprecatedProperties(child, property);
+  }
+  return json;
+}
 
 const EVERY_TYPE = ['array', 'boolean', 'null', 'number', 'object', 'string'];
 
@@ -47,6 +75,7 @@ type Description = {
   keys?: Record<string, Description>;
   items?: Description[];
   patterns?: Array<{ schema?: Description; regex?: string; rule: Description }>;
+  metas?: Array<{ deprecated?: { since: Date | string; sunset: Date | string; successor?: string } }>;
 };
 
 /**
@@ -218,11 +247,7 @@ export function buildOpenApiDocument(server: Server) {
     if (valise.scope) operation['x-required-scope'] = valise.scope;
     if (valise.deprecated) {
       operation.deprecated = true;
-      operation.description = [
-        operation.description,
-        `Deprecated since ${valise.deprecated.since.toISOString()}; answers until ${valise.deprecated.sunset.toISOString()}` +
-          (valise.deprecated.successor ? `, replaced by \`${valise.deprecated.successor}\`.` : '.'),
-      ].join('\n\n');
+      operation.description = [operation.description, deprecationNote(valise.deprecated)].join('\n\n');
     }
     for (const tag of operation.tags as string[]) tags.add(tag);
     paths[route.path] ??= {};
@@ -387,6 +412,7 @@ function parameters(schema: Joi.ObjectSchema | undefined, where: 'path' | 'query
     name,
     in: where,
     required: where === 'path' || (json.required ?? []).includes(name),
+    ...(property.deprecated ? { deprecated: true } : {}),
     schema: property,
   }));
 }

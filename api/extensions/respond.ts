@@ -1,6 +1,6 @@
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import { servedOverTls } from '../client-ip.ts';
-import { markDeprecated } from '../deprecation.ts';
+import { deprecationOf, markDeprecated } from '../deprecation.ts';
 import { renderError } from '../errors.ts';
 import { routeSettings } from '../types.ts';
 import { API_REVISION } from '../version.ts';
@@ -42,7 +42,7 @@ function decorate(request: Request, response: ResponseObject) {
   if (servedOverTls(request, request.server.app.services.config)) {
     response.header('Strict-Transport-Security', STRICT_TRANSPORT_SECURITY);
   }
-  const { deprecated } = routeSettings(request);
+  const deprecated = deprecationOf(request, routeSettings(request).deprecated, response.statusCode);
   if (deprecated) markDeprecated(response, deprecated, request.server.app.services.config.api.docsBaseUrl);
   const rate = request.app.rate;
   if (rate) {
