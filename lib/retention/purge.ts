@@ -2,9 +2,8 @@ import type { DatabasePool } from 'slonik';
 import { type CascadeEdge, createRetentionQueries, duePredicate, type PurgeTables } from '../db/queries/retention.ts';
 import { FAMILIES } from '../families.ts';
 import type { Family, PurgeScope, StoredFiles } from '../family.ts';
-import { inParallel } from '../in-parallel.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { removeBlob } from '../storage/remove-blob.ts';
+import { removeBlobs } from '../storage/remove-blob.ts';
 
 // The retention contract's engine (lib/family.ts, FamilyRetention): purges one tenant's rows older
 // than a cutoff from every family's declared tables, iterating FAMILIES, so a new family is purged
@@ -36,8 +35,6 @@ export type PurgeDeps = {
 export type PurgeCounts = { rows: Record<string, number>; objects: number };
 
 const DEFAULT_BATCH = 500;
-/** Objects deleted at once. */
-const CONCURRENCY = 8;
 
 /** The tables a purge deletes from, and their age columns, from the declarations. */
 export function purgeTables(families: readonly Family[] = FAMILIES): PurgeTables {
@@ -91,9 +88,11 @@ export async function purgeTenant(
 ): Promise<PurgeCounts> {
   const batchSize = deps.batchSize ?? DEFAULT_BATCH;
   const progress = deps.progress ?? (() => {});
-  const edges = await createRetentionQueries(deps.db).cascadeEdges();
   const tables = purgeTables(families);
   const counts: PurgeCounts = { rows: {}, objects: 0 };
+  // Every row that goes is old itself or cascades from an old one: no old row, nothing to do.
+  if (!(await createRetentionQueries(deps.db).hasExpired(tables.ages, scope.tenant, scope.cutoff))) return counts;
+  const edges = await createRetentionQueries(deps.db).cascadeEdges();
   const add = (table: string, n: number) => {
     counts.rows[table] = (counts.rows[table] ?? 0) + n;
   };
@@ -102,7 +101,7 @@ export async function purgeTenant(
     const due = duePredicate(files.ownerTable, tables, edges, scope.cutoff);
     let deleted: number;
     do {
-      deleted = await purgeOwnersBatch(deps, files, scope, due, Math.max(1, Math.floor(batchSize / 5)), (n) => {
+      deleted = await purgeOwnersBatch(deps, files, scope, due, Math.max(1, Math.floor(batchSize / 2)), (n) => {
         counts.objects += n;
       });
       add(files.ownerTable, deleted);
@@ -146,7 +145,7 @@ async function purgeOwnersBatch(
     const queries = createRetentionQueries(tx);
     const locked = await queries.lockDueOwners(files, scope.tenant, due, limit);
     if (locked.ownerIds.length === 0) return 0;
-    await inParallel(locked.files, CONCURRENCY, (file) => removeBlob(deps.objects, file));
+    await removeBlobs(deps.objects, locked.files);
     objectsDeleted(locked.files.length);
     return queries.deleteOwners(files, scope.tenant, locked.ownerIds);
   });

@@ -105,7 +105,10 @@ export function createRetentionQueries(db: CommonQueryMethods) {
       if (ownerIds.length === 0) return { ownerIds, files: [] };
       const stored = await db.any(sql.type(storedFileRow)`
         SELECT ${storedFileColumns} FROM ${sql.identifier([files.filesTable])}
-        WHERE ${sql.identifier([files.ownerColumn])}::text = ANY(${sql.array([...ownerIds], 'text')})
+        WHERE ${sql.identifier([files.ownerColumn])} IN (
+          SELECT o.id FROM ${owner} AS o
+          WHERE o.workspace_id = ${tenant.workspaceId} AND o.environment = ${tenant.environment}
+            AND o.id::text = ANY(${sql.array([...ownerIds], 'text')}))
         FOR UPDATE`);
       return { ownerIds, files: stored };
     },
@@ -119,6 +122,21 @@ export function createRetentionQueries(db: CommonQueryMethods) {
             AND id::text = ANY(${sql.array([...ownerIds], 'text')})
           RETURNING 1)
         SELECT count(*) AS count FROM gone`);
+    },
+
+    /**
+     * Whether any of `ages`' tables (table -> age column) has a row of `tenant` older than
+     * `cutoff`: one statement, so that a purge passes over an empty sandbox at the cost of one.
+     */
+    async hasExpired(ages: ReadonlyMap<string, string>, tenant: Tenant, cutoff: Date): Promise<boolean> {
+      const probes = [...ages].map(
+        ([table, age]) => sql.fragment`EXISTS (SELECT 1 FROM ${sql.identifier([table])}
+          WHERE workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment}
+            AND ${sql.identifier([age])} < ${sql.timestamp(cutoff)})`,
+      );
+      if (probes.length === 0) return false;
+      return db.oneFirst(sql.type(z.object({ expired: z.boolean() }))`
+        SELECT ${sql.join(probes, sql.fragment` OR `)} AS expired`);
     },
 
     /**
