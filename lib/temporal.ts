@@ -26,6 +26,7 @@ import {
   coffreInvitationWorkflowId,
   coffreItemWorkflowId,
   coffreWorkflowId,
+  DEFAULT_TASK_QUEUE,
   intakeDocumentWorkflowId,
   intakeWorkflowId,
   oneAttemptDeliveryWorkflowId,
@@ -245,4 +246,18 @@ export async function ensureSandboxPurgeSchedule(
     }));
   }
   return scheduleId;
+}
+
+/**
+ * Deletes the schedule `ensureSandboxPurgeSchedule` made for a task queue other than the default
+ * one, when its worker stops: a test run's schedule would otherwise fire for ever at a queue no
+ * one polls. The default queue's schedule stays, for the next worker.
+ */
+export async function dropTestSandboxPurgeSchedule(client: Client, config: Pick<Config, 'temporal'>): Promise<void> {
+  const scheduleId = sandboxPurgeScheduleId(config.temporal.taskQueue);
+  if (scheduleId === sandboxPurgeScheduleId(DEFAULT_TASK_QUEUE)) return;
+  await client.schedule
+    .getHandle(scheduleId)
+    .delete()
+    .catch(() => undefined);
 }

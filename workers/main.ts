@@ -6,7 +6,7 @@ import { loadConfig } from '../lib/config.ts';
 import { startDispatcher } from '../lib/events/dispatcher.ts';
 import { planRuleRuns } from '../lib/rules/plan.ts';
 import { startObjectSweeper } from '../lib/storage/sweeper.ts';
-import { ensureSandboxPurgeSchedule } from '../lib/temporal.ts';
+import { dropTestSandboxPurgeSchedule, ensureSandboxPurgeSchedule } from '../lib/temporal.ts';
 import { startSender } from '../lib/webhooks/sender.ts';
 
 // The activity worker: runs every workflow in workflows/ and the activities
@@ -60,6 +60,7 @@ process.stderr.write(`worker: schedule ${purgeSchedule} every ${config.sandboxPu
 process.stderr.write(`worker: polling task queue ${config.temporal.taskQueue} on ${config.temporal.address}\n`);
 // Worker.run installs SIGINT/SIGTERM handlers and drains in-flight tasks.
 await worker.run();
+await dropTestSandboxPurgeSchedule(temporal, config);
 await sweeper.stop();
 await dispatcher.stop();
 await sender.stop();
