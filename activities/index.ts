@@ -2,6 +2,7 @@ import type { WorkerResources } from '../lib/composition.ts';
 import { createApiKeyActivities } from './api-keys.ts';
 import { createCoffreActivities } from './coffres.ts';
 import { createIntakeActivities } from './intakes.ts';
+import { createRetentionActivities } from './retention.ts';
 import { createRuleActivities } from './rules.ts';
 import { createTransferActivities } from './transfers.ts';
 import { createWebhookActivities } from './webhooks.ts';
@@ -24,6 +25,7 @@ export function activitiesByFamily(resources: ActivityResources) {
     webhooks: createWebhookActivities(resources),
     rules: createRuleActivities(resources),
     coffres: createCoffreActivities(resources),
+    retention: createRetentionActivities(resources),
   };
 }
 

@@ -145,6 +145,8 @@ const schema = z
     TRANSFER_APPROVAL_RECHECK: duration.prefault('1h'),
     // The workers look this often for ended resources whose objects remain (lib/storage/sweeper.ts).
     OBJECT_SWEEP_INTERVAL: duration.prefault('1m'),
+    // The `sandbox-purge` schedule starts the sandbox's purge this often (docs/sandbox-purge.md).
+    SANDBOX_PURGE_INTERVAL: duration.prefault('15m'),
     TRANSFER_MAX_EXPIRY_HOURS: z.coerce
       .number()
       .positive()
@@ -282,6 +284,8 @@ function toConfig(env: z.infer<typeof schema>) {
      * `intervalMs` and their objects deleted once ended that long ago: within two intervals.
      */
     objectSweep: { intervalMs: env.OBJECT_SWEEP_INTERVAL },
+    /** The sandbox's purge of data older than 24 hours runs every `intervalMs` (workflows/purgeSandbox.ts). */
+    sandboxPurge: { intervalMs: env.SANDBOX_PURGE_INTERVAL },
     s3: {
       endpoint: env.S3_ENDPOINT,
       region: env.S3_REGION,

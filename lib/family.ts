@@ -1,10 +1,13 @@
+import type { DatabasePool } from 'slonik';
 import type { Services } from './services.ts';
+import type { Tenant } from './tenancy.ts';
 import type { UploadTarget } from './uploads/receive.ts';
 import type { UploadAddress } from './uploads/tokens.ts';
 
 // What a resource family declares about itself, once, in `lib/<family>/family.ts` (`satisfies
 // Family`), and lib/families.ts lists: the cross-cutting work (the sweeper of leftover objects, the
-// OpenAPI tags, the catalog check of test/families.test.ts, and the purge, export and erasure to come)
+// OpenAPI tags, the catalog check of test/families.test.ts, the sandbox purge, and the export and
+// erasure to come)
 // iterates these declarations instead of keeping a list of its own, so a new family edits none of
 // it, and a family that forgets a table fails a test rather than leaking data.
 
@@ -26,6 +29,11 @@ export type FamilyTable = {
    * network address, a user agent) or free text a person wrote about others. Empty when none.
    */
   personal: readonly string[];
+  /**
+   * The column telling the row's age, for retention (lib/retention/purge.ts): a tenant row older
+   * than the cutoff by this column is purged. `created_at` unless named.
+   */
+  age?: string;
 };
 
 /**
@@ -52,6 +60,25 @@ export type FamilyUploads = {
   target: (services: Services, address: UploadAddress) => Promise<UploadTarget>;
 };
 
+/** Whose data a purge removes, and from when: rows (and their objects) older than `cutoff`. */
+export type PurgeScope = { tenant: Tenant; cutoff: Date };
+
+/** What a family's own purge may use: the database, and `progress` to call between batches. */
+export type FamilyPurgeDeps = { db: DatabasePool; batchSize: number; progress: () => void };
+
+/**
+ * How a family's tenant data is purged (lib/retention/purge.ts). Without `purge`, the generic
+ * purge deletes, in batches, every row of the family's tenant tables older than the cutoff by its
+ * `age` column; its `child` tables go with their parents (ON DELETE CASCADE, checked by
+ * test/families.test.ts), and the objects of its `storedFiles` are deleted before their owners'
+ * rows. A family whose rows need more than that (the audit log's hash chain) supplies `purge`,
+ * which then deletes all of its tenant tables' expired rows itself, and answers how many went.
+ * The objects of its `storedFiles` are still deleted by the generic purge, first.
+ */
+export type FamilyRetention = {
+  purge?: (deps: FamilyPurgeDeps, scope: PurgeScope) => Promise<number>;
+};
+
 export type Family = {
   /** The family's name: its folder in lib/ and api/plugins/. */
   name: string;
@@ -61,6 +88,7 @@ export type Family = {
   tables: Readonly<Record<string, FamilyTable>>;
   storedFiles?: readonly StoredFiles[];
   uploads?: FamilyUploads;
+  retention?: FamilyRetention;
 };
 
 /** Personal-data column sets, named once where several tables share them. */

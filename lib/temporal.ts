@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  ScheduleAlreadyRunning,
+  type ScheduleOptions,
+  ScheduleOverlapPolicy,
+  WorkflowExecutionAlreadyStartedError,
+} from '@temporalio/client';
 // Workflows are started by their function and signalled by their defineSignal
 // values, so a name and its arguments are checked by the compiler. Importing a
 // workflow module here only defines functions and signal values: its activity
@@ -19,10 +26,13 @@ import {
   coffreInvitationWorkflowId,
   coffreItemWorkflowId,
   coffreWorkflowId,
+  DEFAULT_TASK_QUEUE,
   intakeDocumentWorkflowId,
   intakeWorkflowId,
   oneAttemptDeliveryWorkflowId,
   rotationGraceWorkflowId,
+  sandboxPurgeScheduleId,
+  sandboxPurgeWorkflowId,
   transferWorkflowId,
 } from '../workflows/ids.ts';
 import {
@@ -31,6 +41,7 @@ import {
   intakeDocumentLifecycle,
 } from '../workflows/intakeDocumentLifecycle.ts';
 import { intakeDeletedSignal, intakeExpiryChangedSignal, intakeLifecycle } from '../workflows/intakeLifecycle.ts';
+import { type PurgeSandboxInput, purgeSandbox } from '../workflows/purgeSandbox.ts';
 import {
   approvalDecidedSignal,
   expiryExtendedSignal,
@@ -198,4 +209,55 @@ export function temporalLifecycles(client: Client, taskQueue: string) {
     webhooks: temporalWebhookDeliverer(client, taskQueue),
     coffres: temporalCoffreLifecycle(client, taskQueue),
   };
+}
+
+/**
+ * Creates the `sandbox-purge` schedule (workflows/ids.ts), or brings an existing one to this
+ * worker's interval and task queue: every worker calls it at start, so whichever starts first
+ * creates it and the others find it. A firing while the last run still purges is skipped.
+ * Answers the schedule's id.
+ */
+export async function ensureSandboxPurgeSchedule(
+  client: Client,
+  config: Pick<Config, 'temporal' | 'sandboxPurge'>,
+): Promise<string> {
+  const scheduleId = sandboxPurgeScheduleId(config.temporal.taskQueue);
+  const options = {
+    scheduleId,
+    spec: { intervals: [{ every: config.sandboxPurge.intervalMs }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: purgeSandbox,
+      workflowId: sandboxPurgeWorkflowId(scheduleId),
+      taskQueue: config.temporal.taskQueue,
+      args: [{}] as [PurgeSandboxInput],
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+  } satisfies ScheduleOptions;
+  try {
+    await client.schedule.create(options);
+  } catch (error) {
+    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+    await client.schedule.getHandle(scheduleId).update((previous) => ({
+      ...previous,
+      spec: options.spec,
+      action: options.action,
+      policies: { ...previous.policies, ...options.policies },
+    }));
+  }
+  return scheduleId;
+}
+
+/**
+ * Deletes the schedule `ensureSandboxPurgeSchedule` made for a task queue other than the default
+ * one, when its worker stops: a test run's schedule would otherwise fire for ever at a queue no
+ * one polls. The default queue's schedule stays, for the next worker.
+ */
+export async function dropTestSandboxPurgeSchedule(client: Client, config: Pick<Config, 'temporal'>): Promise<void> {
+  const scheduleId = sandboxPurgeScheduleId(config.temporal.taskQueue);
+  if (scheduleId === sandboxPurgeScheduleId(DEFAULT_TASK_QUEUE)) return;
+  await client.schedule
+    .getHandle(scheduleId)
+    .delete()
+    .catch(() => undefined);
 }

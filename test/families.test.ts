@@ -10,8 +10,9 @@ import { startApi } from './helpers/api.ts';
 
 // Every table of the migrated database belongs to exactly one family's declaration
 // (lib/families.ts), with the scope and the personal-data columns the database really has: the
-// cross-cutting work that iterates the declarations (the sweeper, and the purge, export and
-// erasure to come) can then not miss a table, because a table nobody declares fails here.
+// cross-cutting work that iterates the declarations (the sweeper, the sandbox purge, and the
+// export and erasure to come) can then not miss a table, because a table nobody declares fails
+// here, and a tenant table the purge could not empty fails here too.
 
 /** Tables that hold no data of any tenant. */
 const NOT_TENANT_DATA = new Set(['schema_migrations']);
@@ -100,6 +101,51 @@ test('columns that hold addresses, e-mail addresses or user agents are declared 
     const undeclared = found.filter((column) => !personal.includes(column));
     t.deepEqual(undeclared, [], `${family}: ${table}`);
   }
+});
+
+/** Foreign keys that delete their rows with the row they reference: `table.column -> parent`. */
+async function cascades(): Promise<Set<string>> {
+  const rows = await db.any(sql.type(z.object({ edge: z.string() }))`
+    SELECT child.relname || '.' || a.attname || ' -> ' || parent.relname AS edge
+    FROM pg_catalog.pg_constraint c
+    JOIN pg_catalog.pg_class child ON child.oid = c.conrelid
+    JOIN pg_catalog.pg_class parent ON parent.oid = c.confrelid
+    JOIN pg_catalog.pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY(c.conkey)
+    WHERE c.contype = 'f' AND c.confdeltype = 'c'`);
+  return new Set(rows.map((row) => row.edge));
+}
+
+test('every table with workspace_id can be purged: by its age, its own purge, or with its parent or workspace', async (t) => {
+  // The retention contract (lib/family.ts, FamilyRetention; lib/retention/purge.ts): a tenant
+  // table is purged by the age column its rows carry unless its family purges it itself; a child
+  // goes with its parent; a workspace's own table with the workspace.
+  const tables = await catalog();
+  const cascading = await cascades();
+  for (const family of FAMILIES) {
+    for (const [table, { scope, age }] of Object.entries(family.tables)) {
+      const columns = tables.get(table) ?? new Set();
+      const where = `${family.name}: ${table}`;
+      if (scope.kind === 'tenant' && !family.retention?.purge) {
+        t.true(
+          columns.has(age ?? 'created_at'),
+          `${where} has no ${age ?? 'created_at'}: name its age column, or give ${family.name} a retention.purge`,
+        );
+      } else if (scope.kind === 'child' && !family.retention?.purge) {
+        t.true(
+          cascading.has(`${table}.${scope.column} -> ${scope.parent}`),
+          `${where}: ${scope.column} must reference ${scope.parent} ON DELETE CASCADE`,
+        );
+      } else if (scope.kind === 'workspace') {
+        t.true(
+          cascading.has(`${table}.workspace_id -> workspaces`),
+          `${where}: workspace_id must reference workspaces ON DELETE CASCADE`,
+        );
+      }
+    }
+  }
+  const withWorkspace = [...tables].filter(([, columns]) => columns.has('workspace_id')).map(([table]) => table);
+  const undeclared = withWorkspace.filter((table) => !declared.some(([, name]) => name === table));
+  t.deepEqual(undeclared, [], 'tables with workspace_id that no family declares, so no purge reaches');
 });
 
 test("stored files name their owners' and files' real tables and columns", async (t) => {

@@ -6,6 +6,7 @@ import { loadConfig } from '../lib/config.ts';
 import { startDispatcher } from '../lib/events/dispatcher.ts';
 import { planRuleRuns } from '../lib/rules/plan.ts';
 import { startObjectSweeper } from '../lib/storage/sweeper.ts';
+import { dropTestSandboxPurgeSchedule, ensureSandboxPurgeSchedule } from '../lib/temporal.ts';
 import { startSender } from '../lib/webhooks/sender.ts';
 
 // The activity worker: runs every workflow in workflows/ and the activities
@@ -51,9 +52,15 @@ const sweeper = startObjectSweeper({
   intervalMs: config.objectSweep.intervalMs,
 });
 
+// The sandbox's purge after 24 hours runs on a Temporal Schedule, visible and triggerable in the
+// Temporal UI; each worker makes sure it exists, with this deployment's interval.
+const purgeSchedule = await ensureSandboxPurgeSchedule(temporal, config);
+
+process.stderr.write(`worker: schedule ${purgeSchedule} every ${config.sandboxPurge.intervalMs} ms\n`);
 process.stderr.write(`worker: polling task queue ${config.temporal.taskQueue} on ${config.temporal.address}\n`);
 // Worker.run installs SIGINT/SIGTERM handlers and drains in-flight tasks.
 await worker.run();
+await dropTestSandboxPurgeSchedule(temporal, config);
 await sweeper.stop();
 await dispatcher.stop();
 await sender.stop();

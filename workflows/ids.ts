@@ -48,3 +48,18 @@ export const coffreItemWorkflowId = (itemId: string) => `coffre-item-${itemId}`;
 
 /** `coffreInvitation`: one per invitation issued (a member's nonce changes with each). */
 export const coffreInvitationWorkflowId = (memberId: string, nonce: string) => `coffre-invitation-${memberId}-${nonce}`;
+
+/** The task queue of a deployment (TEMPORAL_TASK_QUEUE's default, lib/config.ts). */
+export const DEFAULT_TASK_QUEUE = 'valise';
+
+/**
+ * The Temporal Schedule that starts `purgeSandbox`: `sandbox-purge` on the default task queue.
+ * Schedules are per namespace, so a worker on another task queue (a test run sharing the dev
+ * server) has its own, `sandbox-purge-<task queue>`, deleted when its worker stops, and never
+ * moves another's.
+ */
+export const sandboxPurgeScheduleId = (taskQueue: string) =>
+  taskQueue === DEFAULT_TASK_QUEUE ? 'sandbox-purge' : `sandbox-purge-${taskQueue}`;
+
+/** The workflow each firing of the schedule starts (Temporal appends the firing time). */
+export const sandboxPurgeWorkflowId = (scheduleId: string) => `${scheduleId}-run`;

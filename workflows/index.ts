@@ -6,5 +6,6 @@ export { endKeyRotationGrace } from './endKeyRotationGrace.ts';
 export { expireApiKey } from './expireApiKey.ts';
 export { intakeDocumentLifecycle } from './intakeDocumentLifecycle.ts';
 export { intakeLifecycle } from './intakeLifecycle.ts';
+export { purgeSandbox } from './purgeSandbox.ts';
 export { runRule } from './runRule.ts';
 export { transferLifecycle } from './transferLifecycle.ts';

@@ -46,5 +46,15 @@ export const FIRST_LOOK_RETRY: RetryPolicy = {
   maximumAttempts: 12,
 };
 
+/**
+ * A tenant's purge (workflows/purgeSandbox.ts): retried until it succeeds, backing off to five
+ * minutes; each try goes on where the last stopped.
+ */
+export const PURGE_RETRY: RetryPolicy = {
+  initialInterval: '5 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '5 minutes',
+};
+
 /** Short database writes: the key timers and a rule run's bookkeeping. */
 export const BOOKKEEPING: ActivityOptions = { startToCloseTimeout: '30 seconds', retry: STORAGE_RETRY };

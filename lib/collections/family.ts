@@ -8,6 +8,7 @@ export const collectionsFamily = {
   },
   tables: {
     collections: { scope: { kind: 'tenant' }, personal: [] },
-    collection_transfers: { scope: { kind: 'tenant' }, personal: [] },
+    // A transfer's place in a collection dates from when it was added.
+    collection_transfers: { scope: { kind: 'tenant' }, personal: [], age: 'added_at' },
   },
 } satisfies Family;

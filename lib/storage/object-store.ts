@@ -4,6 +4,7 @@ import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
+  DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
   NoSuchKey,
@@ -105,6 +106,17 @@ export function createObjectStore(config: Config['s3'], pool?: PoolOptions) {
     /** Idempotent: deleting what is not there succeeds. */
     async remove(key: string): Promise<void> {
       await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
+    },
+
+    /** Up to 1,000 keys in one request (S3's limit); idempotent as `remove`. Throws if any failed. */
+    async removeMany(keys: readonly string[]): Promise<void> {
+      if (keys.length === 0) return;
+      const out = await client.send(
+        new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
+      );
+      const failed = out.Errors ?? [];
+      if (failed.length > 0)
+        throw new Error(`S3 kept ${failed.length} objects, first ${failed[0]?.Key}: ${failed[0]?.Code}`);
     },
   };
 }

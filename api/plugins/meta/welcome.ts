@@ -38,7 +38,7 @@ export const welcomeRoute = defineRoute({
       key_prefixes: {
         svc_live_: 'live, full',
         svc_test_: 'test, full',
-        svc_sandbox_: 'sandbox, isolated (its purge after 24 hours is planned)',
+        svc_sandbox_: 'sandbox, isolated, auto-purged after 24 hours (its keys included)',
         svc_rk_live_: 'live, restricted',
         svc_rk_test_: 'test, restricted',
       },
