@@ -7,7 +7,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ExpiryOutcome, OwnerExpiry, OwnerExpiryActivities } from '../activities/lifecycles.ts';
+import type { ExpiryOutcome, FileActivities, OwnerExpiry, OwnerExpiryActivities } from '../activities/lifecycles.ts';
 import { familyActivities } from './family-activities.ts';
 import { storedFilesDeletedSignal } from './fileLifecycle.ts';
 import { type LifecycleFamily, storedFilesWorkflowId } from './ids.ts';
@@ -35,7 +35,8 @@ export async function ownerExpiry(input: OwnerExpiryInput): Promise<string> {
     retry: FIRST_LOOK_RETRY,
   });
   const bookkeeping = familyActivities<OwnerExpiryActivities>(family, BOOKKEEPING);
-  const storage = familyActivities<{ purge(fileOwnerId: string): Promise<void> }>(family, {
+  // A final end removes the blobs of the file owners it names, with their family's own step.
+  const storage = familyActivities<Pick<FileActivities, 'purge'>>(family, {
     startToCloseTimeout: '1 minute',
     retry: STORAGE_RETRY,
   });
