@@ -14,6 +14,7 @@ import type { Mailer } from '../lib/mail/mailer.ts';
 import { coffreInvitationMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
 import type { ObjectStore } from '../lib/storage/object-store.ts';
+import { lifecycleActivities } from './lifecycles.ts';
 import { removeBlob, scanAndRecord } from './stored-files.ts';
 
 export type CoffreActivityDeps = {
@@ -58,7 +59,9 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
     return true;
   }
 
-  return {
+  // The names the vault workflows started before `ownerExpiry` and `fileLifecycle` call (their
+  // wrappers in workflows/coffreLifecycle.ts, coffreItemLifecycle.ts): remove with them.
+  const legacy = {
     async loadItemPlan(itemId: string): Promise<ItemPlan> {
       const item = await mustLoadItem(itemId, true);
       return {
@@ -168,7 +171,10 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
         return [...((await queries.end(coffreId, 'expired')) ?? [])];
       });
     },
+  };
 
+  return {
+    ...legacy,
     /** Mails a member their current invitation, unless it was replaced or revoked since. */
     async sendCoffreInvitation(memberId: string, nonce: string): Promise<void> {
       const member = await coffres.memberById(memberId);
@@ -188,5 +194,35 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
         }),
       );
     },
+    ...lifecycleActivities('coffres', {
+      loadExpiry: async (coffreId: string) => {
+        const { status, expiresAt } = await legacy.loadCoffreExpiry(coffreId);
+        const state = status === 'deleted' || status === 'expired' ? status : ('live' as const);
+        return { state, expiresAt };
+      },
+      // An expired vault stays ended; its items go with it.
+      expire: async (coffreId: string) => ({ final: true, fileOwnerIds: await legacy.expireCoffre(coffreId) }),
+      // The item is its own (single) file.
+      plan: async (itemId: string) => {
+        const plan = await legacy.loadItemPlan(itemId);
+        return {
+          ended: plan.status === 'deleted' || plan.status === 'rejected',
+          fileIds: [itemId],
+          uploadedFileIds: plan.uploaded ? [itemId] : [],
+          uploadDeadline: plan.uploadDeadline,
+          scanned: true,
+        };
+      },
+      receive: async (itemId: string) => ({ kept: await legacy.receiveItem(itemId), retentionUntil: null }),
+      // Members see a new item in the vault and its access log: no one is mailed.
+      notifyReceived: async (_itemId: string) => {},
+      // Receiving it made it `scanning` already.
+      beginScan: async (_itemId: string) => {},
+      scanFile: legacy.scanCoffreItem,
+      settleScan: legacy.settleItemScan,
+      rejectUnverified: legacy.rejectUnverifiedItem,
+      destroy: legacy.destroyItem,
+      purge: legacy.purgeItemBlob,
+    }),
   };
 }

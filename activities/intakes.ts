@@ -11,6 +11,7 @@ import type { Mailer } from '../lib/mail/mailer.ts';
 import { intakeReceivedMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
 import type { ObjectStore } from '../lib/storage/object-store.ts';
+import { lifecycleActivities } from './lifecycles.ts';
 import { removeBlob, scanAndRecord } from './stored-files.ts';
 
 export type IntakeActivityDeps = {
@@ -68,7 +69,9 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
     });
   }
 
-  return {
+  // The names the intake workflows started before `ownerExpiry` and `fileLifecycle` call (their
+  // wrappers in workflows/intakeLifecycle.ts, intakeDocumentLifecycle.ts): remove with them.
+  const legacy = {
     async loadDocumentPlan(documentId: string): Promise<DocumentPlan> {
       const { document, intake } = await mustLoad(documentId, true);
       const files = await intakes.files([documentId]);
@@ -186,5 +189,42 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
         );
       });
     },
+  };
+
+  return {
+    ...legacy,
+    ...lifecycleActivities('intakes', {
+      // An expired intake reopens when its expiry is lifted: only its expiry says whether it is due.
+      loadExpiry: async (intakeId: string) => {
+        const { status, expiresAt } = await legacy.loadIntakeExpiry(intakeId);
+        return { state: status === 'deleted' ? ('deleted' as const) : ('live' as const), expiresAt };
+      },
+      expire: async (intakeId: string) => {
+        await legacy.expireIntake(intakeId);
+        // Its documents keep their own retention; moving the expiry reopens the intake.
+        return { final: false, fileOwnerIds: [] };
+      },
+      plan: async (documentId: string) => {
+        const plan = await legacy.loadDocumentPlan(documentId);
+        return {
+          ended: plan.status === 'deleted',
+          fileIds: plan.fileIds,
+          uploadedFileIds: plan.uploadedFileIds,
+          uploadDeadline: plan.uploadDeadline,
+          scanned: plan.mode === 'server',
+        };
+      },
+      receive: async (documentId: string) => ({
+        kept: true,
+        retentionUntil: await legacy.receiveDocument(documentId),
+      }),
+      notifyReceived: legacy.notifyDocumentReceived,
+      beginScan: legacy.beginDocumentScan,
+      scanFile: legacy.scanIntakeFile,
+      settleScan: legacy.settleDocumentScan,
+      rejectUnverified: legacy.rejectUnverifiedDocument,
+      destroy: legacy.destroyDocument,
+      purge: legacy.purgeDocumentBlobs,
+    }),
   };
 }

@@ -12,15 +12,10 @@ import {
 // workflow module here only defines functions and signal values: its activity
 // proxies are inert outside a worker, and nothing of it runs in this process.
 import { coffreInvitation } from '../workflows/coffreInvitation.ts';
-import {
-  coffreItemDeletedSignal,
-  coffreItemLifecycle,
-  coffreItemUploadedSignal,
-} from '../workflows/coffreItemLifecycle.ts';
-import { coffreDeletedSignal, coffreExpiryChangedSignal, coffreLifecycle } from '../workflows/coffreLifecycle.ts';
 import { type DeliverWebhookInput, deliverWebhook } from '../workflows/deliverWebhook.ts';
 import { endKeyRotationGrace } from '../workflows/endKeyRotationGrace.ts';
 import { expireApiKey } from '../workflows/expireApiKey.ts';
+import { fileLifecycle, storedFilesDeletedSignal, storedFileUploadedSignal } from '../workflows/fileLifecycle.ts';
 import {
   apiKeyExpiryWorkflowId,
   coffreInvitationWorkflowId,
@@ -35,12 +30,7 @@ import {
   sandboxPurgeWorkflowId,
   transferWorkflowId,
 } from '../workflows/ids.ts';
-import {
-  documentDeletedSignal,
-  documentFileUploadedSignal,
-  intakeDocumentLifecycle,
-} from '../workflows/intakeDocumentLifecycle.ts';
-import { intakeDeletedSignal, intakeExpiryChangedSignal, intakeLifecycle } from '../workflows/intakeLifecycle.ts';
+import { expiryChangedSignal, ownerDeletedSignal, ownerExpiry } from '../workflows/ownerExpiry.ts';
 import { type PurgeSandboxInput, purgeSandbox } from '../workflows/purgeSandbox.ts';
 import {
   approvalDecidedSignal,
@@ -135,29 +125,29 @@ export function temporalIntakeLifecycle(client: Client, taskQueue: string): Inta
   const document = (documentId: string) => client.workflow.getHandle(intakeDocumentWorkflowId(documentId));
   return {
     watchExpiry: async (intakeId) => {
-      await client.workflow.signalWithStart(intakeLifecycle, {
+      await client.workflow.signalWithStart(ownerExpiry, {
         taskQueue,
         workflowId: intakeWorkflowId(intakeId),
-        args: [{ intakeId }],
-        signal: intakeExpiryChangedSignal,
+        args: [{ family: 'intakes', ownerId: intakeId }],
+        signal: expiryChangedSignal,
         signalArgs: [],
       });
     },
     intakeDeleted: async (intakeId) => {
       // An intake that never had an expiry has no workflow: nothing to tell.
       await intake(intakeId)
-        .signal(intakeDeletedSignal)
+        .signal(ownerDeletedSignal)
         .catch(() => undefined);
     },
     startDocument: async (documentId) => {
-      await client.workflow.start(intakeDocumentLifecycle, {
+      await client.workflow.start(fileLifecycle, {
         taskQueue,
         workflowId: intakeDocumentWorkflowId(documentId),
-        args: [{ documentId }],
+        args: [{ family: 'intakes', ownerId: documentId }],
       });
     },
-    fileUploaded: (documentId, fileId) => document(documentId).signal(documentFileUploadedSignal, fileId),
-    documentDeleted: (documentId) => document(documentId).signal(documentDeletedSignal),
+    fileUploaded: (documentId, fileId) => document(documentId).signal(storedFileUploadedSignal, fileId),
+    documentDeleted: (documentId) => document(documentId).signal(storedFilesDeletedSignal),
   };
 }
 
@@ -167,18 +157,18 @@ export function temporalCoffreLifecycle(client: Client, taskQueue: string): Coff
   const item = (itemId: string) => client.workflow.getHandle(coffreItemWorkflowId(itemId));
   return {
     watchExpiry: async (coffreId) => {
-      await client.workflow.signalWithStart(coffreLifecycle, {
+      await client.workflow.signalWithStart(ownerExpiry, {
         taskQueue,
         workflowId: coffreWorkflowId(coffreId),
-        args: [{ coffreId }],
-        signal: coffreExpiryChangedSignal,
+        args: [{ family: 'coffres', ownerId: coffreId }],
+        signal: expiryChangedSignal,
         signalArgs: [],
       });
     },
     coffreDeleted: async (coffreId) => {
       // A vault that never had an expiry has no workflow: nothing to tell.
       await coffre(coffreId)
-        .signal(coffreDeletedSignal)
+        .signal(ownerDeletedSignal)
         .catch(() => undefined);
     },
     sendInvitation: (memberId, nonce) =>
@@ -190,14 +180,15 @@ export function temporalCoffreLifecycle(client: Client, taskQueue: string): Coff
         }),
       ),
     startItem: async (itemId) => {
-      await client.workflow.start(coffreItemLifecycle, {
+      await client.workflow.start(fileLifecycle, {
         taskQueue,
         workflowId: coffreItemWorkflowId(itemId),
-        args: [{ itemId }],
+        args: [{ family: 'coffres', ownerId: itemId }],
       });
     },
-    itemUploaded: (itemId) => item(itemId).signal(coffreItemUploadedSignal),
-    itemDeleted: (itemId) => item(itemId).signal(coffreItemDeletedSignal),
+    // The item is its own single file.
+    itemUploaded: (itemId) => item(itemId).signal(storedFileUploadedSignal, itemId),
+    itemDeleted: (itemId) => item(itemId).signal(storedFilesDeletedSignal),
   };
 }
 

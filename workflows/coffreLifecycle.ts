@@ -1,9 +1,14 @@
-import { condition, defineSignal, getExternalWorkflowHandle, proxyActivities, setHandler } from '@temporalio/workflow';
+import { defineSignal, makeContinueAsNewFunc, proxyActivities } from '@temporalio/workflow';
 import type { createCoffreActivities } from '../activities/coffres.ts';
-import { coffreItemDeletedSignal } from './coffreItemLifecycle.ts';
 import { coffreItemWorkflowId } from './ids.ts';
+import { expiryChangedSignal, followExpiry, ownerDeletedSignal, type ownerExpiry } from './ownerExpiry.ts';
 import { BOOKKEEPING, FIRST_LOOK_RETRY, STORAGE_RETRY } from './retry-policies.ts';
-import { msUntil } from './waiting.ts';
+
+// Deprecated: vaults' expiry is `ownerExpiry` now. This type stays registered so that the
+// `coffre-<id>` workflows started before it still replay and complete: it runs the same loop
+// through the activities and signals those histories name. Remove it (and the legacy activities
+// of activities/coffres.ts) once no workflow of this type runs (`temporal workflow list --query
+// "WorkflowType='coffreLifecycle' AND ExecutionStatus='Running'"` is empty).
 
 type Activities = ReturnType<typeof createCoffreActivities>;
 
@@ -11,43 +16,29 @@ const bookkeeping = proxyActivities<Activities>(BOOKKEEPING);
 const storage = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: STORAGE_RETRY });
 const firstLook = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: FIRST_LOOK_RETRY });
 
-/** The vault's expiry changed (set, moved or removed): read it again. */
+/** The names API processes of before `ownerExpiry` signal: `expiryChangedSignal`, `ownerDeletedSignal` now. */
 export const coffreExpiryChangedSignal = defineSignal('coffreExpiryChanged');
 export const coffreDeletedSignal = defineSignal('coffreDeleted');
 
-/**
- * Owns a vault's expiry (workflow id `coffre-<id>`): sleeps until `expires_at`, then ends the
- * vault: members lose access, every item's key is destroyed at once, then each blob is removed.
- * The owner may move or remove the expiry until then; each change is a signal to read it again.
- */
+/** `ownerExpiry` for the vault, as histories written before it replay it. */
 export async function coffreLifecycle(input: { coffreId: string }): Promise<string> {
   const { coffreId } = input;
-  let changes = 0;
-  let deleted = false;
-  setHandler(coffreExpiryChangedSignal, () => {
-    changes++;
+  return followExpiry({
+    loadExpiry: async () => {
+      const { status, expiresAt } = await firstLook.loadCoffreExpiry(coffreId);
+      return { state: status === 'deleted' || status === 'expired' ? status : 'live', expiresAt };
+    },
+    expire: async () => ({ final: true, fileOwnerIds: await bookkeeping.expireCoffre(coffreId) }),
+    purgeFiles: (itemId) => storage.purgeItemBlob(itemId),
+    fileWorkflowId: coffreItemWorkflowId,
+    changedSignals: [expiryChangedSignal, coffreExpiryChangedSignal],
+    deletedSignals: [ownerDeletedSignal, coffreDeletedSignal],
+    // These histories read the vault again after a deletion before ending.
+    endsOnDeletionUnread: false,
+    startAfresh: () =>
+      makeContinueAsNewFunc<typeof ownerExpiry>({ workflowType: 'ownerExpiry' })({
+        family: 'coffres',
+        ownerId: coffreId,
+      }),
   });
-  setHandler(coffreDeletedSignal, () => {
-    deleted = true;
-  });
-  for (;;) {
-    const seen = changes;
-    const changed = () => deleted || changes !== seen;
-    const { status, expiresAt } = await firstLook.loadCoffreExpiry(coffreId);
-    if (deleted || status === 'deleted') return 'deleted';
-    const at = expiresAt === null ? null : Date.parse(expiresAt);
-    if (status === 'expired' || (at !== null && Date.now() >= at)) {
-      const items = await bookkeeping.expireCoffre(coffreId);
-      for (const itemId of items) {
-        await storage.purgeItemBlob(itemId);
-        // Its own workflow waits for a deletion to end; one that has ended already is fine.
-        await getExternalWorkflowHandle(coffreItemWorkflowId(itemId))
-          .signal(coffreItemDeletedSignal)
-          .catch(() => undefined);
-      }
-      return 'expired';
-    }
-    if (at === null) await condition(changed);
-    else await condition(changed, msUntil(at));
-  }
 }

@@ -34,17 +34,40 @@ export const oneAttemptDeliveryWorkflowId = (
 /** `runRule`: exactly one per (rule, event). */
 export const ruleRunWorkflowId = (ruleId: string, eventId: string) => `rule-${ruleId}-${eventId}`;
 
-/** `intakeLifecycle`: one per intake, for its expiry. */
-export const intakeWorkflowId = (intakeId: string) => `intake-${intakeId}`;
+/**
+ * The id prefixes of the generic lifecycles, by family: `ownerExpiry` (one per owner, for its
+ * expiry) and `fileLifecycle` (one per file owner). A family the generic lifecycles run adds its
+ * line here; the intakes' and vaults' keep the shapes of the workflows they replaced.
+ */
+const LIFECYCLE_ID_PREFIXES = {
+  intakes: { owner: 'intake', files: 'intake-document' },
+  coffres: { owner: 'coffre', files: 'coffre-item' },
+} as const;
 
-/** `intakeDocumentLifecycle`: one per intake document. */
-export const intakeDocumentWorkflowId = (documentId: string) => `intake-document-${documentId}`;
+/** A family whose expiry and stored files the generic lifecycles run. */
+export type LifecycleFamily = keyof typeof LIFECYCLE_ID_PREFIXES;
 
-/** `coffreLifecycle`: one per vault, for its expiry. */
-export const coffreWorkflowId = (coffreId: string) => `coffre-${coffreId}`;
+export const LIFECYCLE_FAMILIES = Object.keys(LIFECYCLE_ID_PREFIXES) as LifecycleFamily[];
 
-/** `coffreItemLifecycle`: one per vault item (by its stored-file uuid). */
-export const coffreItemWorkflowId = (itemId: string) => `coffre-item-${itemId}`;
+/** `ownerExpiry`: one per owner of the family, for its expiry. */
+export const expiryWorkflowId = (family: LifecycleFamily, ownerId: string) =>
+  `${LIFECYCLE_ID_PREFIXES[family].owner}-${ownerId}`;
+
+/** `fileLifecycle`: one per file owner of the family (an intake document, a vault item). */
+export const storedFilesWorkflowId = (family: LifecycleFamily, fileOwnerId: string) =>
+  `${LIFECYCLE_ID_PREFIXES[family].files}-${fileOwnerId}`;
+
+/** `ownerExpiry` of an intake. */
+export const intakeWorkflowId = (intakeId: string) => expiryWorkflowId('intakes', intakeId);
+
+/** `fileLifecycle` of an intake document. */
+export const intakeDocumentWorkflowId = (documentId: string) => storedFilesWorkflowId('intakes', documentId);
+
+/** `ownerExpiry` of a vault. */
+export const coffreWorkflowId = (coffreId: string) => expiryWorkflowId('coffres', coffreId);
+
+/** `fileLifecycle` of a vault item (by its stored-file uuid). */
+export const coffreItemWorkflowId = (itemId: string) => storedFilesWorkflowId('coffres', itemId);
 
 /** `coffreInvitation`: one per invitation issued (a member's nonce changes with each). */
 export const coffreInvitationWorkflowId = (memberId: string, nonce: string) => `coffre-invitation-${memberId}-${nonce}`;

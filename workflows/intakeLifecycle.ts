@@ -1,55 +1,47 @@
-import {
-  condition,
-  continueAsNew,
-  defineSignal,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { defineSignal, makeContinueAsNewFunc, proxyActivities } from '@temporalio/workflow';
 import type { createIntakeActivities } from '../activities/intakes.ts';
+import { intakeDocumentWorkflowId } from './ids.ts';
+import { expiryChangedSignal, followExpiry, ownerDeletedSignal, type ownerExpiry } from './ownerExpiry.ts';
 import { BOOKKEEPING, FIRST_LOOK_RETRY } from './retry-policies.ts';
-import { msUntil } from './waiting.ts';
+
+// Deprecated: intakes' expiry is `ownerExpiry` now. This type stays registered so that the
+// `intake-<id>` workflows started before it still replay and complete: it runs the same loop
+// through the activities and signals those histories name. It hands over to `ownerExpiry` when its
+// history grows long; remove it (and the legacy activities of activities/intakes.ts) once no
+// workflow of this type runs (`temporal workflow list --query "WorkflowType='intakeLifecycle' AND
+// ExecutionStatus='Running'"` is empty).
 
 type Activities = ReturnType<typeof createIntakeActivities>;
 
-const storage = proxyActivities<Activities>(BOOKKEEPING);
+const bookkeeping = proxyActivities<Activities>(BOOKKEEPING);
 const firstLook = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: FIRST_LOOK_RETRY });
 
-/** The intake's expiry changed (set, moved or removed): read it again. */
+/** The names API processes of before `ownerExpiry` signal: `expiryChangedSignal`, `ownerDeletedSignal` now. */
 export const intakeExpiryChangedSignal = defineSignal('intakeExpiryChanged');
 export const intakeDeletedSignal = defineSignal('intakeDeleted');
 
-/**
- * Owns an intake's expiry (workflow id `intake-<id>`): sleeps until `expires_at`, then ends an
- * open intake as `expired`. Its owner may move or remove the expiry at any time, reopening an
- * expired intake; each change is a signal to read the row again. An intake may live for years and
- * be edited often: when its history grows long, the workflow starts afresh from the row.
- */
+/** `ownerExpiry` for the intake, as histories written before it replay it. */
 export async function intakeLifecycle(input: { intakeId: string }): Promise<string> {
   const { intakeId } = input;
-  let changes = 0;
-  let deleted = false;
-  setHandler(intakeExpiryChangedSignal, () => {
-    changes++;
+  return followExpiry({
+    loadExpiry: async () => {
+      // An expired intake reopens when its expiry is lifted: only its expiry said whether it was due.
+      const { status, expiresAt } = await firstLook.loadIntakeExpiry(intakeId);
+      return { state: status === 'deleted' ? 'deleted' : 'live', expiresAt };
+    },
+    expire: async () => {
+      await bookkeeping.expireIntake(intakeId);
+      return { final: false, fileOwnerIds: [] };
+    },
+    // An intake's expiry ends none of its documents: they keep their own retention.
+    purgeFiles: async () => {},
+    fileWorkflowId: intakeDocumentWorkflowId,
+    changedSignals: [expiryChangedSignal, intakeExpiryChangedSignal],
+    deletedSignals: [ownerDeletedSignal, intakeDeletedSignal],
+    startAfresh: () =>
+      makeContinueAsNewFunc<typeof ownerExpiry>({ workflowType: 'ownerExpiry' })({
+        family: 'intakes',
+        ownerId: intakeId,
+      }),
   });
-  setHandler(intakeDeletedSignal, () => {
-    deleted = true;
-  });
-  for (;;) {
-    if (deleted) return 'deleted';
-    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof intakeLifecycle>(input);
-    const seen = changes;
-    const changed = () => deleted || changes !== seen;
-    const { status, expiresAt } = await firstLook.loadIntakeExpiry(intakeId);
-    if (deleted || status === 'deleted') return 'deleted';
-    const at = expiresAt === null ? null : Date.parse(expiresAt);
-    if (at !== null && Date.now() >= at) {
-      await storage.expireIntake(intakeId);
-      await condition(changed);
-    } else if (at === null) {
-      await condition(changed);
-    } else {
-      await condition(changed, msUntil(at));
-    }
-  }
 }
