@@ -1,6 +1,7 @@
 import type { WorkerResources } from '../lib/composition.ts';
 import { createApiKeyActivities } from './api-keys.ts';
 import { createCoffreActivities } from './coffres.ts';
+import { createGdprActivities } from './gdpr.ts';
 import { createIntakeActivities } from './intakes.ts';
 import { createRuleActivities } from './rules.ts';
 import { createTransferActivities } from './transfers.ts';
@@ -24,6 +25,7 @@ export function activitiesByFamily(resources: ActivityResources) {
     webhooks: createWebhookActivities(resources),
     rules: createRuleActivities(resources),
     coffres: createCoffreActivities(resources),
+    gdpr: createGdprActivities(resources),
   };
 }
 

@@ -48,3 +48,6 @@ export const coffreItemWorkflowId = (itemId: string) => `coffre-item-${itemId}`;
 
 /** `coffreInvitation`: one per invitation issued (a member's nonce changes with each). */
 export const coffreInvitationWorkflowId = (memberId: string, nonce: string) => `coffre-invitation-${memberId}-${nonce}`;
+
+/** `gdprExport`: one per export. */
+export const gdprExportWorkflowId = (exportId: string) => `gdpr-export-${exportId}`;

@@ -4,6 +4,7 @@ export { coffreLifecycle } from './coffreLifecycle.ts';
 export { deliverWebhook } from './deliverWebhook.ts';
 export { endKeyRotationGrace } from './endKeyRotationGrace.ts';
 export { expireApiKey } from './expireApiKey.ts';
+export { gdprExport } from './gdprExport.ts';
 export { intakeDocumentLifecycle } from './intakeDocumentLifecycle.ts';
 export { intakeLifecycle } from './intakeLifecycle.ts';
 export { runRule } from './runRule.ts';
