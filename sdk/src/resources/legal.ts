@@ -7,12 +7,12 @@ import { Resource } from './resource.ts';
 export class Legal extends Resource {
   /** The current version of each document, without its body. */
   documents(options?: RequestOptions): PageRequest<LegalDocumentSummary> {
-    return this.paged('legal.list', { options });
+    return this.paged('legal.documents', { options });
   }
 
   /** A document's current version, with its body. */
   document(slug: string, options?: RequestOptions): Promise<LegalDocument> {
-    return this.call('legal.get', { params: { slug }, options });
+    return this.call('legal.document', { params: { slug }, options });
   }
 
   /**
