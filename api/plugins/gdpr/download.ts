@@ -6,7 +6,7 @@ export const downloadExportRoute = defineRoute({
   method: 'GET',
   path: '/v1/gdpr/export-downloads/{token}',
   options: {
-    id: 'gdpr.downloadExport',
+    id: 'gdpr.download',
     auth: false,
     description: 'Download a GDPR export',
     notes:

@@ -7,7 +7,7 @@ export const getRoute = defineRoute({
   method: 'GET',
   path: '/v1/legal/documents/{slug}',
   options: {
-    id: 'legal.get',
+    id: 'legal.document',
     description: 'Fetch a legal document',
     notes: 'Any valid key. The current version of the document, with its body.',
     tags: ['api', 'legal'],

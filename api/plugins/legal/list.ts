@@ -6,7 +6,7 @@ export const listRoute = defineRoute({
   method: 'GET',
   path: '/v1/legal/documents',
   options: {
-    id: 'legal.list',
+    id: 'legal.documents',
     description: 'List the published legal documents',
     notes:
       'Any valid key. The current version of each document Valise publishes (in French), without its body: ' +
