@@ -112,6 +112,31 @@ test('every declared subject and exported column exists, and personal data says 
   }
 });
 
+test('subject columns hold what they claim: user ids in uuid columns, addresses in text, text[] or jsonb', async (t) => {
+  const types = new Map(
+    (
+      await db.any(sql.type(z.object({ table: z.string(), column: z.string(), type: z.string() }))`
+        SELECT c.relname AS table, a.attname AS column, ty.typname AS type
+        FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+        JOIN pg_catalog.pg_type ty ON ty.oid = a.atttypid
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')`)
+    ).map((row) => [`${row.table}.${row.column}`, row.type]),
+  );
+  for (const [family, table, { subjects }] of declared) {
+    for (const column of subjects?.userIds ?? []) {
+      t.is(types.get(`${table}.${column}`), 'uuid', `${family}: ${table}.${column} holds user ids`);
+    }
+    for (const column of subjects?.emails ?? []) {
+      t.true(
+        ['text', '_text', 'jsonb'].includes(types.get(`${table}.${column}`) ?? ''),
+        `${family}: ${table}.${column} holds addresses`,
+      );
+    }
+  }
+});
+
 test('columns that hold addresses, e-mail addresses or user agents are declared personal', async (t) => {
   // A new column with one of these names is personal data, whichever family adds it.
   const personalByName = /(^|_)(email|emails|ip_address|user_agent|recipient)$/;

@@ -1,4 +1,4 @@
-import type { DatabasePool } from 'slonik';
+import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import { createPersonalDataQueries, type Person, type RowScope } from '../db/queries/personal-data.ts';
 import { sql } from '../db/sql.ts';
@@ -25,7 +25,15 @@ const userRow = z.object({ id: z.uuid(), email: z.string() });
 /** The pseudonymous address that replaces an erased user's, unique per user. */
 export const erasedAddress = (userId: string) => `erased-${userId}@erased.invalid`;
 
-export async function eraseUser(db: DatabasePool, workspaceId: string, userId: string): Promise<ErasureResult> {
+/**
+ * Erases `userId` of `workspaceId`. `db` may be a transaction of the caller's (SCIM's DELETE of a
+ * user, say): the erasure is then a savepoint within it, kept or rolled back with it.
+ */
+export async function eraseUser(
+  db: DatabasePool | DatabaseTransactionConnection,
+  workspaceId: string,
+  userId: string,
+): Promise<ErasureResult> {
   return db.transaction(async (tx) => {
     const user = await tx.maybeOne(sql.type(userRow)`
       SELECT id, email FROM users WHERE id = ${userId} AND workspace_id = ${workspaceId} FOR UPDATE`);
