@@ -172,21 +172,32 @@ export function createPersonalDataQueries(db: CommonQueryMethods, tables: readon
       const condition = namesOwn(catalog, table, 't', person);
       if (!condition || declaration.personal.length === 0) return 0;
       const addressColumns = new Set(declaration.subjects?.emails ?? []);
-      const sets = declaration.personal.map((name) => {
+      const erased = declaration.personal.map((name) => {
         const { type, nullable } = catalog.get(table)?.get(name) ?? { type: 'text', nullable: true };
-        const target = sql.identifier([name]);
         const current = column('t', name);
-        if (type === 'jsonb') return sql.fragment`${target} = ${replaceStrings(current, values, pseudonym)}`;
-        if (type === '_text') {
-          return sql.fragment`${target} = ARRAY(SELECT v FROM unnest(${current}) v
-            WHERE lower(v) <> ALL(${sql.array([...person.emails], 'text')}))`;
-        }
-        if (nullable) return sql.fragment`${target} = NULL`;
-        return sql.fragment`${target} = ${addressColumns.has(name) ? pseudonym : '[erased]'}`;
+        const value =
+          type === 'jsonb'
+            ? replaceStrings(current, values, pseudonym)
+            : type === '_text'
+              ? sql.fragment`ARRAY(SELECT v FROM unnest(${current}) v
+                  WHERE lower(v) <> ALL(${sql.array([...person.emails], 'text')}))`
+              : nullable
+                ? sql.fragment`NULL`
+                : sql.fragment`${addressColumns.has(name) ? pseudonym : '[erased]'}::text`;
+        return { name, current, value };
       });
+      // Only rows with something left to erase: erasing again changes (and counts) nothing.
       const changed = await db.anyFirst(sql.type(z.object({ changed: z.boolean() }))`
-        UPDATE ${sql.identifier([table])} t SET ${sql.join(sets, sql.fragment`, `)}
+        UPDATE ${sql.identifier([table])} t
+        SET ${sql.join(
+          erased.map(({ name, value }) => sql.fragment`${sql.identifier([name])} = ${value}`),
+          sql.fragment`, `,
+        )}
         WHERE ${inScope(table, 't', scope)} AND ${condition}
+          AND (${sql.join(
+            erased.map(({ current, value }) => sql.fragment`${current} IS DISTINCT FROM ${value}`),
+            sql.fragment` OR `,
+          )})
         RETURNING TRUE AS changed`);
       return changed.length;
     },
