@@ -1,6 +1,7 @@
 import type { WorkerResources } from '../lib/composition.ts';
 import { createApiKeyActivities } from './api-keys.ts';
 import { createCoffreActivities } from './coffres.ts';
+import { createGdprActivities } from './gdpr.ts';
 import { createIntakeActivities } from './intakes.ts';
 import { createRetentionActivities } from './retention.ts';
 import { createRuleActivities } from './rules.ts';
@@ -26,6 +27,7 @@ export function activitiesByFamily(resources: ActivityResources) {
     rules: createRuleActivities(resources),
     coffres: createCoffreActivities(resources),
     retention: createRetentionActivities(resources),
+    gdpr: createGdprActivities(resources),
   };
 }
 

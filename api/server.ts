@@ -11,7 +11,9 @@ import { auditPlugin } from './plugins/audit/index.ts';
 import { coffresPlugin } from './plugins/coffres/index.ts';
 import { collectionsPlugin } from './plugins/collections/index.ts';
 import { foldersPlugin } from './plugins/folders/index.ts';
+import { gdprPlugin } from './plugins/gdpr/index.ts';
 import { intakesPlugin } from './plugins/intakes/index.ts';
+import { legalPlugin } from './plugins/legal/index.ts';
 import { metaPlugin } from './plugins/meta/index.ts';
 import { recipientsPlugin } from './plugins/recipients/index.ts';
 import { rulesPlugin } from './plugins/rules/index.ts';
@@ -78,6 +80,8 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     collectionsPlugin,
     recipientsPlugin,
     coffresPlugin,
+    legalPlugin,
+    gdprPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their
   // routes bound themselves (idle and request timeouts, docs/transfers.md). JSON routes are

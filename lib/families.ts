@@ -4,7 +4,9 @@ import { coffresFamily } from './coffres/family.ts';
 import { collectionsFamily } from './collections/family.ts';
 import { eventsFamily } from './events/family.ts';
 import type { Family } from './family.ts';
+import { gdprFamily } from './gdpr/family.ts';
 import { intakesFamily } from './intakes/family.ts';
+import { legalFamily } from './legal/family.ts';
 import { recipientsFamily } from './recipients/family.ts';
 import { rulesFamily } from './rules/family.ts';
 import { transfersFamily } from './transfers/family.ts';
@@ -26,6 +28,8 @@ export const FAMILIES: readonly Family[] = [
   rulesFamily,
   auditFamily,
   eventsFamily,
+  legalFamily,
+  gdprFamily,
 ];
 
 /** Every family's stored files, for the sweeper. */

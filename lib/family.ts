@@ -1,4 +1,4 @@
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { Services } from './services.ts';
 import type { Tenant } from './tenancy.ts';
 import type { UploadTarget } from './uploads/receive.ts';
@@ -6,8 +6,8 @@ import type { UploadAddress } from './uploads/tokens.ts';
 
 // What a resource family declares about itself, once, in `lib/<family>/family.ts` (`satisfies
 // Family`), and lib/families.ts lists: the cross-cutting work (the sweeper of leftover objects, the
-// OpenAPI tags, the catalog check of test/families.test.ts, the sandbox purge, and the export and
-// erasure to come)
+// OpenAPI tags, the catalog check of test/families.test.ts, the sandbox purge, and the GDPR export
+// and erasure of lib/gdpr/)
 // iterates these declarations instead of keeping a list of its own, so a new family edits none of
 // it, and a family that forgets a table fails a test rather than leaking data.
 
@@ -20,7 +20,32 @@ export type TableScope =
   /** Carries `workspace_id` only: shared by the workspace's environments (its users). */
   | { kind: 'workspace' }
   /** Reached only through its parent row: `column` references `parent`, which is scoped. */
-  | { kind: 'child'; parent: string; column: string };
+  | { kind: 'child'; parent: string; column: string }
+  /** Belongs to no tenant: the same rows for every workspace (the published legal documents). */
+  | { kind: 'global' };
+
+/**
+ * The columns that tell whose a row is: the GDPR export and erasure (lib/gdpr/) find a person's
+ * rows by them, in every table that declares them.
+ */
+export type Subjects = {
+  /** Columns holding a user's id (`users.id`). */
+  userIds?: readonly string[];
+  /**
+   * Columns holding an e-mail address: a text column (compared without regard to case), a text
+   * array (any element), or a JSON document (any string member equal to the address).
+   */
+  emails?: readonly string[];
+};
+
+/** The person an erasure is for: the user's id and the e-mail addresses they are known by. */
+export type ErasureSubject = { workspaceId: string; userId: string; emails: readonly string[] };
+
+/**
+ * A table's own erasure, replacing the generic one (lib/gdpr/erasure.ts) for that table: it runs
+ * in the erasure's transaction and answers how many rows it changed.
+ */
+export type EraseHook = (connection: CommonQueryMethods, subject: ErasureSubject) => Promise<number>;
 
 export type FamilyTable = {
   scope: TableScope;
@@ -34,6 +59,17 @@ export type FamilyTable = {
    * than the cutoff by this column is purged. `created_at` unless named.
    */
   age?: string;
+  /** Whose the rows are; required when `personal` is not empty, unless `unattributed` says why not. */
+  subjects?: Subjects;
+  /** Why rows with personal data name nobody Valise could look up (e.g. anonymous downloaders). */
+  unattributed?: string;
+  /**
+   * Columns a GDPR export shows besides the personal ones, for what they tell the person about
+   * their data (a file's name and size, never its content).
+   */
+  exported?: readonly string[];
+  /** Overrides the generic erasure of this table (lib/gdpr/erasure.ts). */
+  erase?: EraseHook;
 };
 
 /**

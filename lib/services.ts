@@ -6,6 +6,7 @@ import type { CoffreLifecycle } from './coffres/lifecycle.ts';
 import type { Config } from './config.ts';
 import { type Keyring, parseKeyring } from './crypto/key-wrap.ts';
 import { deriveKey } from './crypto/secrets.ts';
+import type { GdprExportLifecycle } from './gdpr/lifecycle.ts';
 import type { IntakeLifecycle } from './intakes/lifecycle.ts';
 import { Paginator } from './pagination.ts';
 import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
@@ -39,6 +40,8 @@ export type Services = {
   credentials: CredentialCache;
   /** Starts and signals the vault, vault-item and invitation-mail workflows (lib/temporal.ts). */
   coffreWorkflows: CoffreLifecycle;
+  /** Starts the GDPR export workflow (lib/temporal.ts). */
+  gdprExports: GdprExportLifecycle;
 };
 
 export type Lifecycles = {
@@ -47,6 +50,7 @@ export type Lifecycles = {
   intakes: IntakeLifecycle;
   webhooks: WebhookDeliverer;
   coffres: CoffreLifecycle;
+  gdprExports: GdprExportLifecycle;
 };
 
 export function buildServices(config: Config, db: DatabasePool, lifecycles: Lifecycles): Services {
@@ -70,5 +74,6 @@ export function buildServices(config: Config, db: DatabasePool, lifecycles: Life
     usage: new UsageRecorder(db),
     credentials: new CredentialCache(),
     coffreWorkflows: lifecycles.coffres,
+    gdprExports: lifecycles.gdprExports,
   };
 }

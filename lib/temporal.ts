@@ -16,12 +16,14 @@ import { type DeliverWebhookInput, deliverWebhook } from '../workflows/deliverWe
 import { endKeyRotationGrace } from '../workflows/endKeyRotationGrace.ts';
 import { expireApiKey } from '../workflows/expireApiKey.ts';
 import { fileLifecycle, storedFilesDeletedSignal, storedFileUploadedSignal } from '../workflows/fileLifecycle.ts';
+import { gdprExport } from '../workflows/gdprExport.ts';
 import {
   apiKeyExpiryWorkflowId,
   coffreInvitationWorkflowId,
   coffreItemWorkflowId,
   coffreWorkflowId,
   DEFAULT_TASK_QUEUE,
+  gdprExportWorkflowId,
   intakeDocumentWorkflowId,
   intakeWorkflowId,
   oneAttemptDeliveryWorkflowId,
@@ -42,6 +44,7 @@ import {
 import type { KeyLifecycle } from './api-keys/lifecycle.ts';
 import type { CoffreLifecycle } from './coffres/lifecycle.ts';
 import type { Config } from './config.ts';
+import type { GdprExportLifecycle } from './gdpr/lifecycle.ts';
 import type { IntakeLifecycle } from './intakes/lifecycle.ts';
 import type { TransferLifecycle } from './transfers/lifecycle.ts';
 import type { WebhookDeliverer } from './webhooks/attempts.ts';
@@ -192,6 +195,20 @@ export function temporalCoffreLifecycle(client: Client, taskQueue: string): Coff
   };
 }
 
+/** One workflow per GDPR export (docs/gdpr.md). */
+export function temporalGdprExports(client: Client, taskQueue: string): GdprExportLifecycle {
+  return {
+    start: (exportId) =>
+      startedOnce(
+        client.workflow.start(gdprExport, {
+          taskQueue,
+          workflowId: gdprExportWorkflowId(exportId),
+          args: [{ exportId }],
+        }),
+      ),
+  };
+}
+
 export function temporalLifecycles(client: Client, taskQueue: string) {
   return {
     keys: temporalKeyLifecycle(client, taskQueue),
@@ -199,6 +216,7 @@ export function temporalLifecycles(client: Client, taskQueue: string) {
     intakes: temporalIntakeLifecycle(client, taskQueue),
     webhooks: temporalWebhookDeliverer(client, taskQueue),
     coffres: temporalCoffreLifecycle(client, taskQueue),
+    gdprExports: temporalGdprExports(client, taskQueue),
   };
 }
 

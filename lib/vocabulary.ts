@@ -210,3 +210,15 @@ export type CoffreActorType = (typeof COFFRE_ACTOR_TYPES)[number];
 /** What an access-log entry records. */
 export const COFFRE_ACTIONS = ['opened', 'listed', 'downloaded', 'uploaded'] as const;
 export type CoffreAction = (typeof COFFRE_ACTIONS)[number];
+
+/**
+ * A GDPR export (docs/gdpr.md): `queued` until its workflow starts collecting, `running` while it
+ * collects family by family, `completed` once sealed in the object store (downloadable), `failed`
+ * for good, `expired` once its retention ended and its object was deleted.
+ */
+export const GDPR_EXPORT_STATUSES = ['queued', 'running', 'completed', 'failed', 'expired'] as const;
+export type GdprExportStatus = (typeof GDPR_EXPORT_STATUSES)[number];
+
+/** The languages legal documents are published in (the spec: "published legal documents in French"). */
+export const LEGAL_LANGUAGES = ['fr'] as const;
+export type LegalLanguage = (typeof LEGAL_LANGUAGES)[number];

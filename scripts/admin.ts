@@ -3,12 +3,23 @@ import { loadConfig } from '../lib/config.ts';
 import { deriveKey } from '../lib/crypto/secrets.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
+import { ERASE_USER_USAGE, eraseUserCommand } from './admin/erase-user.ts';
+import { LEGAL_PUBLISH_USAGE, legalPublish } from './admin/legal-publish.ts';
 
 // Operator commands. `bootstrap --json` prints exactly one JSON object on
 // stdout (other tools parse it); everything else goes to stderr.
-const USAGE = `usage: npm run -s admin -- bootstrap --workspace NAME [--email OWNER_EMAIL] [--json]`;
+const USAGE = `usage: npm run -s admin -- bootstrap --workspace NAME [--email OWNER_EMAIL] [--json]
+       ${LEGAL_PUBLISH_USAGE}
+       ${ERASE_USER_USAGE}`;
 
 const [command, ...rest] = process.argv.slice(2);
+// The other commands, each in its own module: they run and exit here.
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  'legal-publish': legalPublish,
+  'erase-user': eraseUserCommand,
+};
+const other = command === undefined ? undefined : COMMANDS[command];
+if (other) process.exit(await other(rest));
 if (command !== 'bootstrap') {
   process.stderr.write(`${USAGE}\n`);
   process.exit(1);

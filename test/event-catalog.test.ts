@@ -188,6 +188,10 @@ const VALISE_TYPES = [
   'recipient.updated',
   'recipient.deleted',
   'recipient.download_completed',
+  // Legal acceptances and GDPR exports (docs/legal.md, docs/gdpr.md).
+  'workspace.legal_accepted',
+  'workspace.export_requested',
+  'workspace.export_completed',
 ];
 
 /** The spec's supported `trigger_event` values (Endpoints, Automation rules), as it lists them. */
@@ -381,6 +385,7 @@ function scenariosRun(): Promise<void> {
       collections,
       recipients,
       coffres,
+      gdpr,
     };
     const results = await Promise.allSettled(Object.values(runs).map((run) => run()));
     results.forEach((result, index) => {
@@ -661,6 +666,21 @@ async function coffres() {
   const token = new URL(member.body.invitation_url).pathname.split('/').pop();
   await ok(api.call('GET', `/v1/coffre-access/${token}`), 200);
   await eventually(async () => ((await rowsOf('coffre.item_uploaded')).length > 0 ? true : undefined), 30_000);
+}
+
+async function gdpr() {
+  // workspace.*: a legal document accepted, a GDPR export asked for and completed.
+  const key = ws.keys.live;
+  const document = await ok(api.call('GET', '/v1/legal/documents/conditions-utilisation', { key }), 200);
+  await ok(
+    api.call('POST', '/v1/legal/acceptances', {
+      key,
+      body: { slug: document.body.slug, version: document.body.version },
+    }),
+    201,
+  );
+  await ok(api.call('POST', '/v1/gdpr/exports', { key, body: { user_id: ws.user_id } }), 202);
+  await eventually(async () => ((await rowsOf('workspace.export_completed')).length > 0 ? true : undefined), 60_000);
 }
 
 const emitted = EVENT_CATALOG.filter((entry) => entry.emitted);

@@ -78,6 +78,8 @@ test("each table's scope is the one its columns carry, and its parent is declare
         declared.some(([, parent]) => parent === scope.parent),
         `${where}: its parent ${scope.parent} is declared`,
       );
+    } else if (scope.kind === 'global') {
+      t.false(columns.has('workspace_id'), `${where} carries workspace_id: declare it tenant or workspace`);
     } else {
       t.is(table, 'workspaces', `${where}: only the workspaces table is the root`);
     }
@@ -89,6 +91,50 @@ test('every declared personal-data column exists', async (t) => {
   for (const [family, table, { personal }] of declared) {
     const unknown = personal.filter((column) => !tables.get(table)?.has(column));
     t.deepEqual(unknown, [], `${family}: ${table}'s personal columns`);
+  }
+});
+
+test('every declared subject and exported column exists, and personal data says whose it is', async (t) => {
+  // The GDPR export and erasure (lib/gdpr/) find a person's rows by the subject columns alone: a
+  // table with personal data and no way to find its subject would be left out of both, silently.
+  const tables = await catalog();
+  for (const [family, table, declaration] of declared) {
+    const { personal, subjects, unattributed, exported = [] } = declaration;
+    const named = [...(subjects?.userIds ?? []), ...(subjects?.emails ?? []), ...exported];
+    const unknown = named.filter((column) => !tables.get(table)?.has(column));
+    t.deepEqual(unknown, [], `${family}: ${table}'s subject and exported columns`);
+    const found = (subjects?.userIds?.length ?? 0) + (subjects?.emails?.length ?? 0);
+    if (personal.length > 0) {
+      t.true(
+        found > 0 || Boolean(unattributed?.trim()),
+        `${family}: ${table} has personal columns and declares neither its subjects nor why it has none`,
+      );
+    }
+  }
+});
+
+test('subject columns hold what they claim: user ids in uuid columns, addresses in text, text[] or jsonb', async (t) => {
+  const types = new Map(
+    (
+      await db.any(sql.type(z.object({ table: z.string(), column: z.string(), type: z.string() }))`
+        SELECT c.relname AS table, a.attname AS column, ty.typname AS type
+        FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+        JOIN pg_catalog.pg_type ty ON ty.oid = a.atttypid
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')`)
+    ).map((row) => [`${row.table}.${row.column}`, row.type]),
+  );
+  for (const [family, table, { subjects }] of declared) {
+    for (const column of subjects?.userIds ?? []) {
+      t.is(types.get(`${table}.${column}`), 'uuid', `${family}: ${table}.${column} holds user ids`);
+    }
+    for (const column of subjects?.emails ?? []) {
+      t.true(
+        ['text', '_text', 'jsonb'].includes(types.get(`${table}.${column}`) ?? ''),
+        `${family}: ${table}.${column} holds addresses`,
+      );
+    }
   }
 });
 

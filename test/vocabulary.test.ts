@@ -17,6 +17,7 @@ import {
   DELIVERY_TRIGGERS,
   ENCRYPTION_MODES,
   ENVIRONMENTS,
+  GDPR_EXPORT_STATUSES,
   IDEMPOTENCY_STATES,
   INTAKE_CLOSE_REASONS,
   INTAKE_DOCUMENT_STATUSES,
@@ -25,6 +26,7 @@ import {
   INTAKE_SOURCES,
   INTAKE_STATUSES,
   KEY_TYPES,
+  LEGAL_LANGUAGES,
   MEMBER_ROLES,
   METADATA_POLICIES,
   RECIPIENT_SOURCES,
@@ -76,6 +78,8 @@ const CHECKED_COLUMNS: Record<string, readonly string[]> = {
   'coffre_items.scan_status': SCAN_STATUSES,
   'coffre_access_log.actor_type': COFFRE_ACTOR_TYPES,
   'coffre_access_log.action': COFFRE_ACTIONS,
+  'legal_documents.language': LEGAL_LANGUAGES,
+  'gdpr_exports.status': GDPR_EXPORT_STATUSES,
 };
 
 /** Every enum type → its vocabulary. */

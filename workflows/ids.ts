@@ -86,3 +86,6 @@ export const sandboxPurgeScheduleId = (taskQueue: string) =>
 
 /** The workflow each firing of the schedule starts (Temporal appends the firing time). */
 export const sandboxPurgeWorkflowId = (scheduleId: string) => `${scheduleId}-run`;
+
+/** `gdprExport`: one per export. */
+export const gdprExportWorkflowId = (exportId: string) => `gdpr-export-${exportId}`;

@@ -5,6 +5,7 @@ export { deliverWebhook } from './deliverWebhook.ts';
 export { endKeyRotationGrace } from './endKeyRotationGrace.ts';
 export { expireApiKey } from './expireApiKey.ts';
 export { fileLifecycle } from './fileLifecycle.ts';
+export { gdprExport } from './gdprExport.ts';
 export { intakeDocumentLifecycle } from './intakeDocumentLifecycle.ts';
 export { intakeLifecycle } from './intakeLifecycle.ts';
 export { ownerExpiry } from './ownerExpiry.ts';

@@ -56,5 +56,16 @@ export const PURGE_RETRY: RetryPolicy = {
   maximumInterval: '5 minutes',
 };
 
+/**
+ * A GDPR export's collection and sealing: a database or object store down for a while is waited
+ * for, eight tries (about four minutes); past that the export is `failed` and can be asked again.
+ */
+export const EXPORT_RETRY: RetryPolicy = {
+  initialInterval: '2 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 8,
+};
+
 /** Short database writes: the key timers and a rule run's bookkeeping. */
 export const BOOKKEEPING: ActivityOptions = { startToCloseTimeout: '30 seconds', retry: STORAGE_RETRY };

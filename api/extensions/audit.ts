@@ -33,6 +33,7 @@ export async function auditRequest(request: Request, status: number, body: unkno
     status: status < 400 ? 'success' : 'failure',
     requestId: request.app.requestId,
     metadata: {
+      ...settings?.metadata?.(request.payload),
       status_code: status,
       ...(errorCode ? { error_code: errorCode } : {}),
       ...(request.app.idempotency?.replayed ? { idempotent_replay: true } : {}),

@@ -4,6 +4,7 @@ import { archive } from './commands/archive.ts';
 import { audit } from './commands/audit.ts';
 import { coffre } from './commands/coffre.ts';
 import { collections } from './commands/collections.ts';
+import { gdpr, legal } from './commands/gdpr.ts';
 import { get } from './commands/get.ts';
 import { intake } from './commands/intake.ts';
 import { keys } from './commands/keys.ts';
@@ -44,6 +45,8 @@ const COMMANDS: Record<string, Command> = {
   coffre,
   coffres: coffre,
   archive,
+  gdpr,
+  legal,
 };
 
 /** Runs one command line and returns the exit code (docs/cli.md, "Exit codes"). */

@@ -19,9 +19,15 @@ export const coffresFamily = {
   },
   tables: {
     coffres: { scope: { kind: 'tenant' }, personal: [] },
-    coffre_members: { scope: { kind: 'tenant' }, personal: ['email', 'name'] },
-    coffre_items: { scope: { kind: 'tenant' }, personal: [] },
-    coffre_access_log: { scope: { kind: 'tenant' }, personal: ['actor', 'ip_address'] },
+    coffre_members: { scope: { kind: 'tenant' }, personal: ['email', 'name'], subjects: { emails: ['email'] } },
+    coffre_items: { scope: { kind: 'tenant' }, personal: [], exported: ['name', 'size'] },
+    // `actor` is the member's e-mail address (or an API key's prefix, which matches no address).
+    coffre_access_log: {
+      scope: { kind: 'tenant' },
+      personal: ['actor', 'ip_address'],
+      subjects: { emails: ['actor'] },
+      exported: ['action', 'item_name'],
+    },
   },
   storedFiles: [coffreItemObjects],
   uploads: coffreUploads,

@@ -12,7 +12,8 @@ export type TokenPurpose =
   | 'coffre-invitation'
   | 'coffre-download'
   | 'coffre-archive'
-  | 'archive';
+  | 'archive'
+  | 'gdpr-export';
 
 export function signToken(key: Buffer, purpose: TokenPurpose, data: Record<string, string>, expiresAt: Date): string {
   const body = Buffer.from(JSON.stringify({ p: purpose, e: Math.floor(expiresAt.getTime() / 1000), d: data })).toString(

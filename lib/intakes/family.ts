@@ -20,10 +20,23 @@ export const intakesFamily = {
       'Secure intakes: receiving documents from third parties, through a publishable key and the intake page.',
   },
   tables: {
-    intakes: { scope: { kind: 'tenant' }, personal: ['notify_emails'] },
+    intakes: {
+      scope: { kind: 'tenant' },
+      personal: ['notify_emails'],
+      subjects: { userIds: ['user_id'], emails: ['notify_emails'] },
+    },
     // What a submitter sends about themselves: their reference and free-form metadata.
-    intake_documents: { scope: { kind: 'tenant' }, personal: ['client_reference', 'metadata'] },
-    intake_files: { scope: { kind: 'child', parent: 'intake_documents', column: 'document_id' }, personal: [] },
+    // Submitters are third parties, known only by what they wrote: an address in their metadata.
+    intake_documents: {
+      scope: { kind: 'tenant' },
+      personal: ['client_reference', 'metadata'],
+      subjects: { emails: ['metadata'] },
+    },
+    intake_files: {
+      scope: { kind: 'child', parent: 'intake_documents', column: 'document_id' },
+      personal: [],
+      exported: ['name', 'size'],
+    },
     intake_publishable_keys: { scope: { kind: 'tenant' }, personal: [] },
   },
   storedFiles: [intakeDocumentObjects],

@@ -7,8 +7,12 @@ export const recipientsFamily = {
     description: "The workspace's address book, and each recipient's personal links and downloads.",
   },
   tables: {
-    recipients: { scope: { kind: 'tenant' }, personal: ['email', 'name', 'organisation'] },
-    transfer_recipients: { scope: { kind: 'tenant' }, personal: ['email'] },
+    recipients: {
+      scope: { kind: 'tenant' },
+      personal: ['email', 'name', 'organisation'],
+      subjects: { emails: ['email'] },
+    },
+    transfer_recipients: { scope: { kind: 'tenant' }, personal: ['email'], subjects: { emails: ['email'] } },
     recipient_grants: {
       scope: { kind: 'child', parent: 'transfer_recipients', column: 'transfer_recipient_id' },
       personal: [],

@@ -4,7 +4,9 @@ import { Audit } from './resources/audit.ts';
 import { Coffres } from './resources/coffres.ts';
 import { Collections } from './resources/collections.ts';
 import { Folders } from './resources/folders.ts';
+import { Gdpr } from './resources/gdpr.ts';
 import { Intakes } from './resources/intakes.ts';
+import { Legal } from './resources/legal.ts';
 import { Meta } from './resources/meta.ts';
 import { Recipients } from './resources/recipients.ts';
 import { Rules } from './resources/rules.ts';
@@ -36,6 +38,8 @@ export class Valise {
   readonly collections: Collections;
   readonly recipients: Recipients;
   readonly coffres: Coffres;
+  readonly legal: Legal;
+  readonly gdpr: Gdpr;
 
   constructor(options: ValiseOptions) {
     const http = new HttpClient(options);
@@ -52,6 +56,8 @@ export class Valise {
     this.collections = new Collections(http);
     this.recipients = new Recipients(http);
     this.coffres = new Coffres(http);
+    this.legal = new Legal(http);
+    this.gdpr = new Gdpr(http);
   }
 }
 

@@ -120,6 +120,16 @@ export const ROUTES = {
   'shares.archiveLink': 'POST /v1/shares/{code}/archive-link',
   'shares.openArchive': 'GET /v1/archives/{token}',
   'collections.sharedArchiveLink': 'POST /v1/shared-collections/{code}/archive-link',
+
+  'legal.documents': 'GET /v1/legal/documents',
+  'legal.document': 'GET /v1/legal/documents/{slug}',
+  'legal.accept': 'POST /v1/legal/acceptances',
+
+  'gdpr.acceptances': 'GET /v1/gdpr/acceptances',
+  'gdpr.createExport': 'POST /v1/gdpr/exports',
+  'gdpr.getExport': 'GET /v1/gdpr/exports/{id}',
+  'gdpr.latestExport': 'GET /v1/gdpr/export',
+  'gdpr.download': 'GET /v1/gdpr/export-downloads/{token}',
 } as const satisfies Record<string, DocumentedOperation>;
 
 export type RouteName = keyof typeof ROUTES;

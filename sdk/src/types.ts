@@ -142,3 +142,13 @@ export type CoffreAccessLevel = CoffreMember['access'];
 /** A link that streams every file of a share (or a collection) as one ZIP: `shares.openArchive`. */
 export type ArchiveLink = ResponseOf<'/v1/shares/{code}/archive-link', 'post'>;
 export type CollectionArchiveLinkParams = NonNullable<BodyOf<'/v1/shared-collections/{code}/archive-link', 'post'>>;
+
+export type LegalDocumentSummary = ItemOf<ResponseOf<'/v1/legal/documents', 'get'>>;
+export type LegalDocument = ResponseOf<'/v1/legal/documents/{slug}', 'get'>;
+export type AcceptLegalDocumentParams = BodyOf<'/v1/legal/acceptances', 'post'>;
+export type LegalAcceptance = ResponseOf<'/v1/legal/acceptances', 'post'>;
+
+export type LegalAcceptanceList = ResponseOf<'/v1/gdpr/acceptances', 'get'>;
+export type LegalAcceptanceEntry = ItemOf<LegalAcceptanceList>;
+export type GdprExport = ResponseOf<'/v1/gdpr/exports/{id}', 'get'>;
+export type CreateGdprExportParams = BodyOf<'/v1/gdpr/exports', 'post'>;

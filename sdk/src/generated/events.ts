@@ -835,6 +835,45 @@ export interface EventDataByType {
     /** When its current run of failures began. */
     failing_since: string;
   };
+  /** A GDPR export is ready: `GET /v1/gdpr/exports/{id}` gives a download link valid 300 seconds. */
+  'workspace.export_completed': {
+    /** A GDPR export (docs/gdpr.md), without its content or link. */
+    export: {
+      /** The export id. */
+      id: string;
+      /** Its status when the event was recorded. */
+      status: 'queued' | 'running' | 'completed' | 'failed' | 'expired';
+      /** The user it is about; null for the whole workspace (its environment). */
+      user_id: string | null;
+      /** The user whose key asked for it. */
+      requested_by: string;
+    };
+    /** The size of the export, in bytes of JSON. */
+    size: number;
+  };
+  /** A GDPR export was requested (`POST /v1/gdpr/exports`); its collection starts. */
+  'workspace.export_requested': {
+    /** A GDPR export (docs/gdpr.md), without its content or link. */
+    export: {
+      /** The export id. */
+      id: string;
+      /** Its status when the event was recorded. */
+      status: 'queued' | 'running' | 'completed' | 'failed' | 'expired';
+      /** The user it is about; null for the whole workspace (its environment). */
+      user_id: string | null;
+      /** The user whose key asked for it. */
+      requested_by: string;
+    };
+  };
+  /** A user accepted the current version of a legal document (`POST /v1/legal/acceptances`), with their key's environment. */
+  'workspace.legal_accepted': {
+    /** The user who accepted. */
+    user_id: string;
+    /** The document, such as `conditions-utilisation`. */
+    slug: string;
+    /** The version accepted: the current one then. */
+    version: string;
+  };
   /** The workspace moved to another plan. (Planned: not emitted yet.) */
   'workspace.plan_changed': {
     /** The workspace. */

@@ -1364,6 +1364,118 @@ export interface Paths {
       scope: 'folders:manage';
     };
   };
+  '/v1/gdpr/acceptances': {
+    /** Legal acceptances of the calling user */
+    get: {
+      response: {
+        object: 'list';
+        data: Array<{
+          slug: string;
+          title: string;
+          current_version: string;
+          effective_date: string;
+          accepted_version: string | null;
+          accepted_at: string | null;
+          up_to_date: boolean;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+        summary: {
+          total_documents: number;
+          accepted_up_to_date: number;
+          acceptance_outdated: number;
+          never_accepted: number;
+        };
+      };
+      scope: 'gdpr:export';
+    };
+  };
+  '/v1/gdpr/export': {
+    /** Fetch the latest GDPR export */
+    get: {
+      response: {
+        object: 'gdpr_export';
+        id: string;
+        status: 'queued' | 'running' | 'completed' | 'failed' | 'expired';
+        /** The user it is about; null for the whole workspace. */
+        user_id: string | null;
+        /** The user whose key asked for it. */
+        requested_by: string;
+        environment: 'live' | 'test' | 'sandbox';
+        /** The family being collected while `running`. */
+        current_family: string | null;
+        families_done: number;
+        families_total: number;
+        /** Bytes of JSON, once `completed`. */
+        size: number | null;
+        /** Why it `failed`. */
+        error: string | null;
+        created_at: string;
+        completed_at: string | null;
+        /** When it is (or was) deleted: 7 days after completion. */
+        expires_at: string | null;
+        /** While `completed`: a fresh link to the JSON, valid 300 seconds. */
+        download_url: string | null;
+        download_expires_at: string | null;
+      };
+      scope: 'gdpr:export';
+    };
+  };
+  '/v1/gdpr/export-downloads/{token}': {
+    /** Download a GDPR export */
+    get: {
+      path: {
+        token: string;
+      };
+      response: unknown;
+    };
+  };
+  '/v1/gdpr/exports': {
+    /** Request a GDPR export */
+    post: {
+      body: {
+        user_id?: string;
+      } | null;
+      response: unknown;
+      scope: 'gdpr:export';
+    };
+  };
+  '/v1/gdpr/exports/{id}': {
+    /** Fetch a GDPR export */
+    get: {
+      path: {
+        id: string;
+      };
+      response: {
+        object: 'gdpr_export';
+        id: string;
+        status: 'queued' | 'running' | 'completed' | 'failed' | 'expired';
+        /** The user it is about; null for the whole workspace. */
+        user_id: string | null;
+        /** The user whose key asked for it. */
+        requested_by: string;
+        environment: 'live' | 'test' | 'sandbox';
+        /** The family being collected while `running`. */
+        current_family: string | null;
+        families_done: number;
+        families_total: number;
+        /** Bytes of JSON, once `completed`. */
+        size: number | null;
+        /** Why it `failed`. */
+        error: string | null;
+        created_at: string;
+        completed_at: string | null;
+        /** When it is (or was) deleted: 7 days after completion. */
+        expires_at: string | null;
+        /** While `completed`: a fresh link to the JSON, valid 300 seconds. */
+        download_url: string | null;
+        download_expires_at: string | null;
+      };
+      scope: 'gdpr:export';
+    };
+  };
   '/v1/health': {
     /** Health of each component */
     get: {
@@ -1965,6 +2077,70 @@ export interface Paths {
           size: number;
           plaintext_size: number;
         }>;
+      };
+    };
+  };
+  '/v1/legal/acceptances': {
+    /** Accept a legal document */
+    post: {
+      body: {
+        slug: string;
+        version: string;
+      };
+      response: {
+        object: 'legal_acceptance';
+        slug: string;
+        version: string;
+        /** The key's user, who accepted. */
+        user_id: string;
+        accepted_at: string;
+      };
+    };
+  };
+  '/v1/legal/documents': {
+    /** List the published legal documents */
+    get: {
+      response: {
+        object: 'list';
+        data: Array<{
+          object: 'legal_document';
+          slug: string;
+          title: string;
+          /** The current version: the newest in effect. */
+          version: string;
+          /** The day the version took effect (YYYY-MM-DD). */
+          effective_date: string;
+          language: 'fr';
+          /** `GET /v1/legal/documents/{slug}`: the version with its body. */
+          url: string;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+    };
+  };
+  '/v1/legal/documents/{slug}': {
+    /** Fetch a legal document */
+    get: {
+      path: {
+        slug: string;
+      };
+      response: {
+        object: 'legal_document';
+        slug: string;
+        title: string;
+        /** The current version: the newest in effect. */
+        version: string;
+        /** The day the version took effect (YYYY-MM-DD). */
+        effective_date: string;
+        language: 'fr';
+        /** `GET /v1/legal/documents/{slug}`: the version with its body. */
+        url: string;
+        /** The text, plain with numbered paragraphs. */
+        body: string;
+        published_at: string;
       };
     };
   };
@@ -3451,6 +3627,10 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/collections/{id}',
   'GET /v1/downloads/{token}',
   'GET /v1/folders',
+  'GET /v1/gdpr/acceptances',
+  'GET /v1/gdpr/export',
+  'GET /v1/gdpr/export-downloads/{token}',
+  'GET /v1/gdpr/exports/{id}',
   'GET /v1/health',
   'GET /v1/intake-downloads/{token}',
   'GET /v1/intakes',
@@ -3459,6 +3639,8 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/intakes/{id}/documents/{docId}',
   'GET /v1/intakes/{id}/form',
   'GET /v1/intakes/{id}/publishable-keys',
+  'GET /v1/legal/documents',
+  'GET /v1/legal/documents/{slug}',
   'GET /v1/me',
   'GET /v1/recipients',
   'GET /v1/recipients/{id}',
@@ -3497,10 +3679,12 @@ export const DOCUMENTED_OPERATIONS = [
   'POST /v1/collections/{id}/rotate-share-link',
   'POST /v1/collections/{id}/transfers',
   'POST /v1/folders',
+  'POST /v1/gdpr/exports',
   'POST /v1/intakes',
   'POST /v1/intakes/{id}/close',
   'POST /v1/intakes/{id}/publishable-keys',
   'POST /v1/intakes/{id}/submissions',
+  'POST /v1/legal/acceptances',
   'POST /v1/recipients',
   'POST /v1/rules',
   'POST /v1/shared-collections/{code}/archive-link',

@@ -1,0 +1,21 @@
+import { createGdprExportQueries } from '../db/queries/gdpr-exports.ts';
+import type { Family } from '../family.ts';
+
+export const gdprFamily = {
+  name: 'gdpr',
+  openapi: {
+    tag: 'gdpr',
+    description: 'GDPR: exports of what Valise holds about a workspace or a user, and legal acceptances.',
+  },
+  tables: {
+    gdpr_exports: {
+      scope: { kind: 'tenant' },
+      personal: [],
+      subjects: { userIds: ['subject_user_id'] },
+      // An export about an erased user holds their data: it ends now, and its data key goes with
+      // it, so the sealed object is noise until the workflow deletes it at the end of its retention.
+      erase: (connection, subject) =>
+        createGdprExportQueries(connection).shredAbout(subject.workspaceId, subject.userId),
+    },
+  },
+} satisfies Family;

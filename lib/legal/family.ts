@@ -1,0 +1,11 @@
+import type { Family } from '../family.ts';
+
+export const legalFamily = {
+  name: 'legal',
+  openapi: {
+    tag: 'legal',
+    description: "Valise's published legal documents (in French), and a user's acceptance of their current version.",
+  },
+  // Acceptances are audit entries (`legal.accepted`), read back by GET /v1/gdpr/acceptances.
+  tables: { legal_documents: { scope: { kind: 'global' }, personal: [] } },
+} satisfies Family;
