@@ -1,5 +1,6 @@
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { Services } from './services.ts';
+import type { ObjectStore } from './storage/object-store.ts';
 import type { Tenant } from './tenancy.ts';
 import type { UploadTarget } from './uploads/receive.ts';
 import type { UploadAddress } from './uploads/tokens.ts';
@@ -99,8 +100,8 @@ export type FamilyUploads = {
 /** Whose data a purge removes, and from when: rows (and their objects) older than `cutoff`. */
 export type PurgeScope = { tenant: Tenant; cutoff: Date };
 
-/** What a family's own purge may use: the database, and `progress` to call between batches. */
-export type FamilyPurgeDeps = { db: DatabasePool; batchSize: number; progress: () => void };
+/** What a family's own purge may use: the database, the object store, and `progress` to call between batches. */
+export type FamilyPurgeDeps = { db: DatabasePool; objects: ObjectStore; batchSize: number; progress: () => void };
 
 /**
  * How a family's tenant data is purged (lib/retention/purge.ts). Without `purge`, the generic

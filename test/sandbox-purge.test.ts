@@ -122,6 +122,12 @@ async function makeEverything(key: string) {
     201,
     'api key',
   );
+  // Last, so that it holds everything above: an export, sealed in the bucket.
+  const exported = await ok(call('POST', '/v1/gdpr/exports', {}), 202, 'gdpr export');
+  await eventually(async () => {
+    const got = await call('GET', `/v1/gdpr/exports/${exported.id}`);
+    return got.body?.status === 'completed' ? true : undefined;
+  }, 90_000);
   // The transfer's events dispatched: its delivery and its rule's run exist.
   await eventually(async () => {
     const list = await call('GET', `/v1/webhooks/${webhook.id}/deliveries`);

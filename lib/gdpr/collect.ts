@@ -7,6 +7,7 @@ import { createPersonalDataQueries, type Person } from '../db/queries/personal-d
 import { sql } from '../db/sql.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { DECLARED_TABLES, EXPORTED_FAMILIES } from './declared.ts';
+import { exportObjectKey, exportPrefix, partObjectKey } from './objects.ts';
 import { exportEventView } from './present.ts';
 import { getSealed, putSealed } from './sealed-objects.ts';
 
@@ -22,8 +23,6 @@ export const EXPORT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** Rows read per table: an export is a document a person reads, not a backup. */
 const ROWS_PER_TABLE = 100_000;
 
-const exportObjectKey = (id: string) => `gdpr-exports/${id}/export`;
-const partObjectKey = (id: string, family: string) => `gdpr-exports/${id}/parts/${family}`;
 const dataKeyAad = (id: string) => `gdpr-export:${id}`;
 
 export type ExportPlan = { families: string[] } | null;
@@ -75,7 +74,7 @@ export async function collectFamily(deps: ExportDeps, id: string, family: string
   }
   await putSealed(
     deps.objects,
-    partObjectKey(id, family),
+    partObjectKey(row, family),
     dataKeyOf(deps.keyring, row),
     Buffer.from(JSON.stringify(tables)),
   );
@@ -90,7 +89,7 @@ export async function sealExport(deps: ExportDeps, id: string, families: readonl
   const key = dataKeyOf(deps.keyring, row);
   const collected: Record<string, unknown> = {};
   for (const family of families) {
-    collected[family] = JSON.parse((await getSealed(deps.objects, partObjectKey(id, family), key)).toString('utf8'));
+    collected[family] = JSON.parse((await getSealed(deps.objects, partObjectKey(row, family), key)).toString('utf8'));
   }
   const document = Buffer.from(
     JSON.stringify({
@@ -103,10 +102,10 @@ export async function sealExport(deps: ExportDeps, id: string, families: readonl
       families: collected,
     }),
   );
-  await putSealed(deps.objects, exportObjectKey(id), key, document);
+  await putSealed(deps.objects, exportObjectKey(row), key, document);
   const completed = await deps.db.transaction(async (tx) => {
     const done = await createGdprExportQueries(tx).complete(id, {
-      objectKey: exportObjectKey(id),
+      objectKey: exportObjectKey(row),
       size: document.length,
       retentionUntil: new Date(Date.now() + EXPORT_RETENTION_MS),
     });
@@ -119,7 +118,7 @@ export async function sealExport(deps: ExportDeps, id: string, families: readonl
     }
     return done;
   });
-  for (const family of families) await deps.objects.remove(partObjectKey(id, family));
+  await deps.objects.removeMany(families.map((family) => partObjectKey(row, family)));
   return completed ? document.length : null;
 }
 
@@ -131,16 +130,19 @@ export async function retentionOf(deps: ExportDeps, id: string): Promise<string 
 
 /** It failed for good: it says why, and its parts go. */
 export async function failExport(deps: ExportDeps, id: string, message: string): Promise<void> {
-  await createGdprExportQueries(deps.db).fail(id, message);
-  for (const family of EXPORTED_FAMILIES) await deps.objects.remove(partObjectKey(id, family));
+  const exports = createGdprExportQueries(deps.db);
+  await exports.fail(id, message);
+  const row = await exports.byId(id);
+  if (row) await deps.objects.removePrefix(exportPrefix(row));
 }
 
 /** The end of its retention: the data key goes, then the objects. */
 export async function expireExport(deps: ExportDeps, id: string): Promise<void> {
   const exports = createGdprExportQueries(deps.db);
   await exports.expire(id);
-  await deps.objects.remove(exportObjectKey(id));
-  for (const family of EXPORTED_FAMILIES) await deps.objects.remove(partObjectKey(id, family));
+  const row = await exports.byId(id);
+  if (!row) return;
+  await deps.objects.removePrefix(exportPrefix(row));
   await exports.markObjectDeleted(id);
 }
 

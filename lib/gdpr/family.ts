@@ -1,5 +1,6 @@
 import { createGdprExportQueries } from '../db/queries/gdpr-exports.ts';
 import type { Family } from '../family.ts';
+import { purgeGdprExports } from './retention.ts';
 
 export const gdprFamily = {
   name: 'gdpr',
@@ -18,4 +19,5 @@ export const gdprFamily = {
         createGdprExportQueries(connection).shredAbout(subject.workspaceId, subject.userId),
     },
   },
+  retention: { purge: purgeGdprExports },
 } satisfies Family;

@@ -117,7 +117,7 @@ export async function purgeTenant(
     if (family && own) {
       if (overridden.has(family)) continue;
       overridden.add(family);
-      add(family.name, await own({ db: deps.db, batchSize, progress }, scope));
+      add(family.name, await own({ db: deps.db, objects: deps.objects, batchSize, progress }, scope));
       progress();
       continue;
     }

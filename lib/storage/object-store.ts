@@ -7,6 +7,7 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   NoSuchKey,
   NotFound,
   UploadPartCommand,
@@ -25,7 +26,7 @@ export function createObjectStore(config: Config['s3'], pool?: PoolOptions) {
   const { client, agents } = createS3Client(config, pool);
   const Bucket = config.bucket;
 
-  return {
+  const store = {
     client,
     bucket: Bucket,
 
@@ -118,7 +119,18 @@ export function createObjectStore(config: Config['s3'], pool?: PoolOptions) {
       if (failed.length > 0)
         throw new Error(`S3 kept ${failed.length} objects, first ${failed[0]?.Key}: ${failed[0]?.Code}`);
     },
+
+    /** Every object whose key starts with `prefix`, a page of up to 1,000 at a time; idempotent. */
+    async removePrefix(prefix: string): Promise<void> {
+      for (;;) {
+        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, MaxKeys: 1_000 }));
+        const keys = (page.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : []));
+        await store.removeMany(keys);
+        if (!page.IsTruncated) return;
+      }
+    },
   };
+  return store;
 }
 
 export type ObjectStore = ReturnType<typeof createObjectStore>;

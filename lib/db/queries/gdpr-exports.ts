@@ -109,6 +109,25 @@ export function createGdprExportQueries(db: CommonQueryMethods) {
         UPDATE gdpr_exports SET objects_deleted_at = COALESCE(objects_deleted_at, ms_now()) WHERE id = ${id}`);
     },
 
+    /** Up to `limit` of a tenant's exports created before `cutoff`, locked until the transaction ends. */
+    async lockOlderThan(tenant: Tenant, cutoff: Date, limit: number): Promise<readonly GdprExportRow[]> {
+      return db.any(sql.type(gdprExportRow)`
+        SELECT ${columns} FROM gdpr_exports e
+        WHERE e.workspace_id = ${tenant.workspaceId} AND e.environment = ${tenant.environment}
+          AND e.created_at < ${sql.timestamp(cutoff)}
+        ORDER BY e.created_at LIMIT ${limit} FOR UPDATE`);
+    },
+
+    /** Deletes a tenant's exports by id; the count deleted. */
+    async deleteByIds(tenant: Tenant, ids: readonly string[]): Promise<number> {
+      const gone = await db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+        DELETE FROM gdpr_exports
+        WHERE workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment}
+          AND id = ANY(${sql.array([...ids], 'uuid')})
+        RETURNING id`);
+      return gone.length;
+    },
+
     /** Ends every export about one user of a workspace (their erasure); the count of exports ended. */
     async shredAbout(workspaceId: string, userId: string): Promise<number> {
       const ended = await db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
