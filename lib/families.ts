@@ -7,6 +7,7 @@ import type { Family } from './family.ts';
 import { intakesFamily } from './intakes/family.ts';
 import { recipientsFamily } from './recipients/family.ts';
 import { rulesFamily } from './rules/family.ts';
+import { scimFamily } from './scim/family.ts';
 import { transfersFamily } from './transfers/family.ts';
 import { foldersFamily } from './transfers/folders-family.ts';
 import { webhooksFamily } from './webhooks/family.ts';
@@ -26,6 +27,7 @@ export const FAMILIES: readonly Family[] = [
   rulesFamily,
   auditFamily,
   eventsFamily,
+  scimFamily,
 ];
 
 /** Every family's stored files, for the sweeper. */

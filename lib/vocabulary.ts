@@ -210,3 +210,23 @@ export type CoffreActorType = (typeof COFFRE_ACTOR_TYPES)[number];
 /** What an access-log entry records. */
 export const COFFRE_ACTIONS = ['opened', 'listed', 'downloaded', 'uploaded'] as const;
 export type CoffreAction = (typeof COFFRE_ACTIONS)[number];
+
+/**
+ * What a SCIM audit event records (spec: GET /v1/scim/audit): PATCH and PUT are `update_*`, reading
+ * one resource is `list_*`.
+ */
+export const SCIM_OPERATIONS = [
+  'create_user',
+  'update_user',
+  'delete_user',
+  'create_group',
+  'update_group',
+  'delete_group',
+  'list_users',
+  'list_groups',
+] as const;
+export type ScimOperation = (typeof SCIM_OPERATIONS)[number];
+
+/** The SCIM resource types served (RFC 7643). */
+export const SCIM_RESOURCE_TYPES = ['User', 'Group'] as const;
+export type ScimResourceType = (typeof SCIM_RESOURCE_TYPES)[number];

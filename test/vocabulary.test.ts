@@ -31,6 +31,8 @@ import {
   RULE_ACTION_TYPES,
   RULE_EXECUTION_STATUSES,
   SCAN_STATUSES,
+  SCIM_OPERATIONS,
+  SCIM_RESOURCE_TYPES,
   TRANSFER_STATUSES,
   UPLOAD_STATES,
 } from '../lib/vocabulary.ts';
@@ -76,6 +78,8 @@ const CHECKED_COLUMNS: Record<string, readonly string[]> = {
   'coffre_items.scan_status': SCAN_STATUSES,
   'coffre_access_log.actor_type': COFFRE_ACTOR_TYPES,
   'coffre_access_log.action': COFFRE_ACTIONS,
+  'scim_audit_events.operation': SCIM_OPERATIONS,
+  'scim_audit_events.resource_type': SCIM_RESOURCE_TYPES,
 };
 
 /** Every enum type → its vocabulary. */

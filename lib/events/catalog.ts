@@ -4,6 +4,7 @@ import { COFFRE_EVENTS } from './coffre-events.ts';
 import { COLLECTION_EVENTS } from './collection-events.ts';
 import { catalogSchema, type EventDeclaration, type JsonSchema } from './define.ts';
 import { INTAKE_EVENTS } from './intake-events.ts';
+import { MEMBER_EVENTS } from './member-events.ts';
 import { PLANNED_EVENTS } from './planned-events.ts';
 import { RECIPIENT_EVENTS } from './recipient-events.ts';
 import { TRANSFER_EVENTS } from './transfer-events.ts';
@@ -57,6 +58,7 @@ export const EVENTS = {
   ...COLLECTION_EVENTS,
   ...RECIPIENT_EVENTS,
   ...COFFRE_EVENTS,
+  ...MEMBER_EVENTS,
 } satisfies Record<string, EventDeclaration>;
 
 // A type declared in two parts would be silently overwritten by the spread.
@@ -69,6 +71,7 @@ const declared = [
   COLLECTION_EVENTS,
   RECIPIENT_EVENTS,
   COFFRE_EVENTS,
+  MEMBER_EVENTS,
 ].flatMap((part) => Object.keys(part));
 for (const [index, type] of declared.entries()) {
   if (declared.indexOf(type) !== index) throw new Error(`event catalog: ${type} is declared twice`);
