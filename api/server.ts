@@ -15,6 +15,7 @@ import { intakesPlugin } from './plugins/intakes/index.ts';
 import { metaPlugin } from './plugins/meta/index.ts';
 import { recipientsPlugin } from './plugins/recipients/index.ts';
 import { rulesPlugin } from './plugins/rules/index.ts';
+import { scimPlugin } from './plugins/scim/index.ts';
 import { sharesPlugin } from './plugins/shares/index.ts';
 import { transfersPlugin } from './plugins/transfers/index.ts';
 import { uploadsPlugin } from './plugins/uploads/index.ts';
@@ -78,6 +79,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     collectionsPlugin,
     recipientsPlugin,
     coffresPlugin,
+    scimPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their
   // routes bound themselves (idle and request timeouts, docs/transfers.md). JSON routes are
