@@ -185,12 +185,17 @@ export function patchOperations(body: PatchBody): ScimPatchOperation[] {
     }
     if (op === 'remove') {
       if (!operation.path) throw scimBadRequest('noTarget', `Operations[${index}]: remove needs a path.`, 'Operations');
-      // Entra ID removes a group member with `path: "members"` and the member in `value`.
-      return [
-        operation.value === undefined
-          ? { op: 'remove', path: operation.path }
-          : { op: 'remove', path: operation.path, value: operation.value as never },
-      ];
+      // Entra ID removes a group member with `path: "members"` and `[{"$ref": null, "value": id}]`:
+      // matched by `value` alone, as a value path, not by the whole entry.
+      const entries = Array.isArray(operation.value) ? (operation.value as unknown[]) : null;
+      if (entries?.every((entry) => typeof (entry as { value?: unknown } | null)?.value === 'string')) {
+        const path = operation.path;
+        return entries.map((entry) => ({
+          op: 'remove' as const,
+          path: `${path}[value eq ${JSON.stringify((entry as { value: string }).value)}]`,
+        }));
+      }
+      return [{ op: 'remove', path: operation.path }];
     }
     const kind = op as 'add' | 'replace';
     if (operation.path) return [{ op: kind, path: operation.path, value: operation.value }];
