@@ -182,6 +182,11 @@ async function makeFixtures(): Promise<{ ids: Fixtures; owned: string[] }> {
     }),
     'api key',
   );
+  const scimToken = await ok(
+    201,
+    api.call('POST', '/v1/scim/tokens', { key, body: { name: 'A IdP', mfa_code: await a.nextMfa() } }),
+    'SCIM token',
+  );
 
   // By (path prefix, parameter name): `{id}` is a vault under /v1/coffres and a rule under /v1/rules.
   const ids: Fixtures = {
@@ -196,6 +201,7 @@ async function makeFixtures(): Promise<{ ids: Fixtures; owned: string[] }> {
     '/v1/intakes keyId': intake.publishable_key.id,
     '/v1/recipients id': recipient.id,
     '/v1/rules id': rule.id,
+    '/v1/scim id': scimToken.id,
     '/v1/transfers id': transfer.id,
     '/v1/webhooks id': webhook.id,
     '/v1/webhooks deliveryId': ping.delivery_id,

@@ -42,6 +42,8 @@ Account
   webhooks create|ls|test|deliveries   Webhooks
   listen --forward-to URL          Verify webhook signatures locally and forward them
   audit                 The audit log  --action A --resource-type T --since T --until T
+  scim tokens create|ls|revoke     SCIM tokens for Entra ID or Okta (--mfa-code CODE)
+  scim audit            What identity providers did  --operation OP --limit N
 
 Global flags
   --json                Print the API's JSON on stdout (errors as JSON on stderr)

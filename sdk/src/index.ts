@@ -8,6 +8,7 @@ import { Intakes } from './resources/intakes.ts';
 import { Meta } from './resources/meta.ts';
 import { Recipients } from './resources/recipients.ts';
 import { Rules } from './resources/rules.ts';
+import { Scim } from './resources/scim.ts';
 import { Shares } from './resources/shares.ts';
 import { Transfers } from './resources/transfers.ts';
 import { Uploads } from './resources/uploads.ts';
@@ -36,6 +37,7 @@ export class Valise {
   readonly collections: Collections;
   readonly recipients: Recipients;
   readonly coffres: Coffres;
+  readonly scim: Scim;
 
   constructor(options: ValiseOptions) {
     const http = new HttpClient(options);
@@ -52,6 +54,7 @@ export class Valise {
     this.collections = new Collections(http);
     this.recipients = new Recipients(http);
     this.coffres = new Coffres(http);
+    this.scim = new Scim(http);
   }
 }
 

@@ -142,3 +142,11 @@ export type CoffreAccessLevel = CoffreMember['access'];
 /** A link that streams every file of a share (or a collection) as one ZIP: `shares.openArchive`. */
 export type ArchiveLink = ResponseOf<'/v1/shares/{code}/archive-link', 'post'>;
 export type CollectionArchiveLinkParams = NonNullable<BodyOf<'/v1/shared-collections/{code}/archive-link', 'post'>>;
+
+export type ScimToken = ItemOf<ResponseOf<'/v1/scim/tokens', 'get'>>;
+export type CreateScimTokenParams = NonNullable<BodyOf<'/v1/scim/tokens', 'post'>>;
+export type CreatedScimToken = ResponseOf<'/v1/scim/tokens', 'post'>;
+export type RevokedScimToken = ResponseOf<'/v1/scim/tokens/{id}', 'delete'>;
+export type ScimAuditList = ResponseOf<'/v1/scim/audit', 'get'>;
+export type ScimAuditEvent = ItemOf<ScimAuditList>;
+export type ListScimAuditParams = QueryOf<'/v1/scim/audit', 'get'>;

@@ -305,6 +305,54 @@ export interface EventDataByType {
       verified_at: string;
     };
   };
+  /** An identity provider created a member (`POST /v1/scim/Users`). */
+  'member.created': {
+    /** The workspace member. */
+    member: {
+      /** The member (user) id. */
+      id: string;
+      /** The SCIM userName, often the sign-in e-mail address. */
+      user_name: string;
+      /** The member e-mail address. */
+      email: string;
+      /** The identity provider's own id for the member, when it sent one. */
+      external_id: string | null;
+      /** Whether the member may use Valise (their API keys authenticate). */
+      active: boolean;
+      /** The member role: `owner`, `admin` or `member`. */
+      role: string;
+    };
+  };
+  /** A member was deactivated (`active` false through SCIM): every API key of theirs was revoked in the same transaction. */
+  'member.deactivated': {
+    /** The workspace member. */
+    member: {
+      /** The member (user) id. */
+      id: string;
+      /** The SCIM userName, often the sign-in e-mail address. */
+      user_name: string;
+      /** The member e-mail address. */
+      email: string;
+      /** The identity provider's own id for the member, when it sent one. */
+      external_id: string | null;
+      /** Whether the member may use Valise (their API keys authenticate). */
+      active: boolean;
+      /** The member role: `owner`, `admin` or `member`. */
+      role: string;
+    };
+    /** How many of their API keys were revoked. */
+    revoked_api_keys: number;
+  };
+  /** An identity provider deleted a member (`DELETE /v1/scim/Users/{id}`): their API keys were revoked and their attributes erased. */
+  'member.deleted': {
+    /** The deleted member. */
+    member: {
+      /** The member (user) id. */
+      id: string;
+    };
+    /** How many of their API keys were revoked. */
+    revoked_api_keys: number;
+  };
   /** Someone was invited to the workspace. (Planned: not emitted yet.) */
   'member.invited': {
     /** The workspace member. */
@@ -331,19 +379,23 @@ export interface EventDataByType {
       role: string;
     };
   };
-  /** A member was removed from the workspace. (Planned: not emitted yet.) */
-  'member.removed': {
+  /** A deactivated member was made active again through SCIM. Their revoked API keys stay revoked. */
+  'member.reactivated': {
     /** The workspace member. */
     member: {
-      /** The member user id. */
-      user_id: string;
+      /** The member (user) id. */
+      id: string;
+      /** The SCIM userName, often the sign-in e-mail address. */
+      user_name: string;
       /** The member e-mail address. */
       email: string;
-      /** The member role, such as `owner`, `admin` or `member`. */
+      /** The identity provider's own id for the member, when it sent one. */
+      external_id: string | null;
+      /** Whether the member may use Valise (their API keys authenticate). */
+      active: boolean;
+      /** The member role: `owner`, `admin` or `member`. */
       role: string;
     };
-    /** User id of whoever removed them; null when removed by provisioning. */
-    removed_by: string | null;
   };
   /** A member role changed. (Planned: not emitted yet.) */
   'member.role_changed': {
@@ -358,6 +410,24 @@ export interface EventDataByType {
     };
     /** The role before the change. */
     previous_role: string;
+  };
+  /** An identity provider changed a member (`PUT` or `PATCH /v1/scim/Users/{id}`) without changing `active`. */
+  'member.updated': {
+    /** The workspace member. */
+    member: {
+      /** The member (user) id. */
+      id: string;
+      /** The SCIM userName, often the sign-in e-mail address. */
+      user_name: string;
+      /** The member e-mail address. */
+      email: string;
+      /** The identity provider's own id for the member, when it sent one. */
+      external_id: string | null;
+      /** Whether the member may use Valise (their API keys authenticate). */
+      active: boolean;
+      /** The member role: `owner`, `admin` or `member`. */
+      role: string;
+    };
   };
   /** A test delivery (`POST /v1/webhooks/{id}/test`), sent to that one webhook whatever it subscribes to; carries no business data. */
   ping: {
