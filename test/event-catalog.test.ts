@@ -191,6 +191,11 @@ const VALISE_TYPES = [
   'recipient.updated',
   'recipient.deleted',
   'recipient.download_completed',
+  // SCIM provisioning (docs/scim.md); its deletion is the spec's member.removed.
+  'member.created',
+  'member.updated',
+  'member.deactivated',
+  'member.reactivated',
 ];
 
 /** The spec's supported `trigger_event` values (Endpoints, Automation rules), as it lists them. */

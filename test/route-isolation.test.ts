@@ -187,6 +187,8 @@ async function makeFixtures(): Promise<{ ids: Fixtures; owned: string[] }> {
     api.call('POST', '/v1/scim/tokens', { key, body: { name: 'A IdP', mfa_code: await a.nextMfa() } }),
     'SCIM token',
   );
+  // One SCIM operation, so that A's SCIM audit names A's token.
+  await ok(200, api.call('GET', '/v1/scim/Users', { key: scimToken.token }), 'SCIM list');
 
   // By (path prefix, parameter name): `{id}` is a vault under /v1/coffres and a rule under /v1/rules.
   const ids: Fixtures = {

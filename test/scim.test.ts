@@ -301,6 +301,21 @@ test('deleting a member revokes their keys and erases them', async (t) => {
   t.is((await api.call('GET', '/v1/me', { key: key.key })).body.error.code, 'revoked_api_key');
   const list = await scim(p, 'GET', `/v1/scim/Users?filter=${encodeURIComponent(`id eq "${user.id}"`)}`);
   t.is(list.body.totalResults, 0);
+  const removed = await api.services.db.one(
+    sql.type(z.object({ data: z.record(z.string(), z.unknown()) }))`
+      SELECT data FROM events WHERE workspace_id = ${p.ws.workspace_id} AND type = 'member.removed'`,
+  );
+  t.like(removed.data, {
+    member: { user_id: user.id, user_name: user.userName },
+    removed_by: null,
+    revoked_api_keys: 1,
+  });
+  // Erased: nothing the identity provider sent is left on the member.
+  const row = await api.services.db.one(
+    sql.type(z.object({ email: z.string(), user_name: z.string().nullable(), given_name: z.string().nullable() }))`
+      SELECT email, user_name, given_name FROM users WHERE id = ${user.id}`,
+  );
+  t.deepEqual(row, { email: `deleted+${user.id}@invalid`, user_name: null, given_name: null });
 });
 
 test('Groups: create with members, list without members, PATCH members, replace, delete', async (t) => {

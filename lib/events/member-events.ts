@@ -8,7 +8,7 @@ import { EMITTED, event } from './define.ts';
 
 const MemberEventView = z
   .object({
-    id: z.uuid().describe('The member (user) id.'),
+    user_id: z.uuid().describe('The member user id.'),
     user_name: z.string().describe('The SCIM userName, often the sign-in e-mail address.'),
     email: z.string().describe('The member e-mail address.'),
     external_id: z.string().nullable().describe("The identity provider's own id for the member, when it sent one."),
@@ -20,7 +20,7 @@ const MemberEventView = z
 /** Only what identifies the member: never their other attributes. */
 export function memberEventView(row: ScimUserRow): z.input<typeof MemberEventView> {
   const { id, user_name, email, external_id, active, role } = row;
-  return { id, user_name, email, external_id, active, role };
+  return { user_id: id, user_name, email, external_id, active, role };
 }
 
 export const MEMBER_EVENTS = {
@@ -47,10 +47,11 @@ export const MEMBER_EVENTS = {
     { member: MemberEventView },
     EMITTED,
   ),
-  'member.deleted': event(
-    'An identity provider deleted a member (`DELETE /v1/scim/Users/{id}`): their API keys were revoked and their attributes erased.',
+  'member.removed': event(
+    'A member was removed from the workspace: deleted by an identity provider (`DELETE /v1/scim/Users/{id}`), their API keys revoked and their attributes erased. `member` is as it was before the erasure.',
     {
-      member: z.object({ id: z.uuid().describe('The member (user) id.') }).describe('The deleted member.'),
+      member: MemberEventView,
+      removed_by: z.uuid().nullable().describe('User id of whoever removed them; null when removed by provisioning.'),
       revoked_api_keys: z.int().min(0).describe('How many of their API keys were revoked.'),
     },
     EMITTED,

@@ -2,6 +2,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { createApiKeyQueries } from '../db/queries/api-keys.ts';
 import { createEventQueries } from '../db/queries/events.ts';
 import { createScimQueries, type ScimUserRow } from '../db/queries/scim.ts';
+import { memberEventView } from '../events/member-events.ts';
 import { apiKeyEventView } from '../events/views.ts';
 import type { Tenant } from '../tenancy.ts';
 import { scimBadRequest } from './resources.ts';
@@ -37,7 +38,7 @@ export async function revokeMemberKeys(tx: CommonQueryMethods, workspaceId: stri
 
 /**
  * Deletes a member through SCIM: their keys are revoked and their attributes erased; the row stays
- * (their transfers and the audit log still name its id). `eventTenant` is where member.deleted is
+ * (their transfers and the audit log still name its id). `eventTenant` is where member.removed is
  * recorded. The one function a fuller erasure (GDPR) plugs into.
  */
 export async function deleteScimMember(
@@ -47,10 +48,11 @@ export async function deleteScimMember(
 ): Promise<{ revokedApiKeys: number }> {
   refuseOwner(member, 'deleted');
   const revokedApiKeys = await revokeMemberKeys(tx, member.workspace_id, member.id);
-  await createScimQueries(tx).eraseUser(member.workspace_id, member.id);
-  await createEventQueries(tx).record(eventTenant, 'member.deleted', {
-    member: { id: member.id },
+  await createEventQueries(tx).record(eventTenant, 'member.removed', {
+    member: memberEventView(member),
+    removed_by: null,
     revoked_api_keys: revokedApiKeys,
   });
+  await createScimQueries(tx).eraseUser(member.workspace_id, member.id);
   return { revokedApiKeys };
 }

@@ -309,8 +309,8 @@ export interface EventDataByType {
   'member.created': {
     /** The workspace member. */
     member: {
-      /** The member (user) id. */
-      id: string;
+      /** The member user id. */
+      user_id: string;
       /** The SCIM userName, often the sign-in e-mail address. */
       user_name: string;
       /** The member e-mail address. */
@@ -327,8 +327,8 @@ export interface EventDataByType {
   'member.deactivated': {
     /** The workspace member. */
     member: {
-      /** The member (user) id. */
-      id: string;
+      /** The member user id. */
+      user_id: string;
       /** The SCIM userName, often the sign-in e-mail address. */
       user_name: string;
       /** The member e-mail address. */
@@ -339,16 +339,6 @@ export interface EventDataByType {
       active: boolean;
       /** The member role: `owner`, `admin` or `member`. */
       role: string;
-    };
-    /** How many of their API keys were revoked. */
-    revoked_api_keys: number;
-  };
-  /** An identity provider deleted a member (`DELETE /v1/scim/Users/{id}`): their API keys were revoked and their attributes erased. */
-  'member.deleted': {
-    /** The deleted member. */
-    member: {
-      /** The member (user) id. */
-      id: string;
     };
     /** How many of their API keys were revoked. */
     revoked_api_keys: number;
@@ -383,8 +373,8 @@ export interface EventDataByType {
   'member.reactivated': {
     /** The workspace member. */
     member: {
-      /** The member (user) id. */
-      id: string;
+      /** The member user id. */
+      user_id: string;
       /** The SCIM userName, often the sign-in e-mail address. */
       user_name: string;
       /** The member e-mail address. */
@@ -396,6 +386,28 @@ export interface EventDataByType {
       /** The member role: `owner`, `admin` or `member`. */
       role: string;
     };
+  };
+  /** A member was removed from the workspace: deleted by an identity provider (`DELETE /v1/scim/Users/{id}`), their API keys revoked and their attributes erased. `member` is as it was before the erasure. */
+  'member.removed': {
+    /** The workspace member. */
+    member: {
+      /** The member user id. */
+      user_id: string;
+      /** The SCIM userName, often the sign-in e-mail address. */
+      user_name: string;
+      /** The member e-mail address. */
+      email: string;
+      /** The identity provider's own id for the member, when it sent one. */
+      external_id: string | null;
+      /** Whether the member may use Valise (their API keys authenticate). */
+      active: boolean;
+      /** The member role: `owner`, `admin` or `member`. */
+      role: string;
+    };
+    /** User id of whoever removed them; null when removed by provisioning. */
+    removed_by: string | null;
+    /** How many of their API keys were revoked. */
+    revoked_api_keys: number;
   };
   /** A member role changed. (Planned: not emitted yet.) */
   'member.role_changed': {
@@ -415,8 +427,8 @@ export interface EventDataByType {
   'member.updated': {
     /** The workspace member. */
     member: {
-      /** The member (user) id. */
-      id: string;
+      /** The member user id. */
+      user_id: string;
       /** The SCIM userName, often the sign-in e-mail address. */
       user_name: string;
       /** The member e-mail address. */
