@@ -90,10 +90,12 @@ export function renderError(error: Boom.Boom | DomainError, requestId: string, d
 }
 
 /**
- * The SCIM protocol's routes (RFC 7644): every answer there, errors included, is SCIM's. The
- * token and audit routes under /v1/scim are API-key routes and answer the spec's envelope.
+ * The SCIM protocol's routes (RFC 7644), the base URL an identity provider is given included: every
+ * answer there, errors too, is SCIM's. The token and audit routes under /v1/scim are API-key routes
+ * and answer the spec's envelope.
  */
 export function isScimProtocolPath(path: string): boolean {
+  if (path === '/v1/scim' || path === '/v1/scim/') return true;
   return path.startsWith('/v1/scim/') && !/^\/v1\/scim\/(?:tokens|audit)(?:\/|$)/.test(path);
 }
 

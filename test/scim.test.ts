@@ -469,3 +469,55 @@ test('GET /v1/scim/audit: every SCIM operation, newest first, limit clamped, ope
   const otherEnvironment = await api.call('GET', '/v1/scim/audit', { key: p.ws.keys.test });
   t.deepEqual(otherEnvironment.body.data, []);
 });
+
+test('malformed SCIM input gets a SCIM 4xx, never a 500', async (t) => {
+  const p = await provisioned('Malformed');
+  const { body: user } = await scim(p, 'POST', '/v1/scim/Users', newUser(unique('target')));
+  const { body: group } = await scim(p, 'POST', '/v1/scim/Groups', { schemas: [GROUP], displayName: 'G' });
+  const patch = (Operations: unknown) => ({ schemas: [PATCH_OP], Operations });
+  const cases: Array<[string, string, unknown?]> = [
+    ['POST', '/v1/scim/Users', { userName: 42n.toString(), emails: 'a@b.c' }],
+    ['POST', '/v1/scim/Users', { userName: 'x@y.z', name: 'Ada' }],
+    ['POST', '/v1/scim/Users', { userName: 'x@y.z', active: 'maybe' }],
+    ['POST', '/v1/scim/Users', { userName: 'x@y.z', emails: [{ value: 'not an address' }] }],
+    ['POST', '/v1/scim/Users', { userName: 'x\u0000@y.z' }],
+    ['POST', '/v1/scim/Users', { userName: 'x@y.z', [ENTERPRISE]: 'x' }],
+    ['POST', '/v1/scim/Users', [1, 2]],
+    ['POST', '/v1/scim/Groups', { displayName: 'x', members: [{ value: 'nope' }] }],
+    ['POST', '/v1/scim/Groups', { displayName: 'x', members: 'all' }],
+    ['PATCH', `/v1/scim/Users/${user.id}`, patch([{ op: 'replace', path: 'emails[type eq', value: 'x' }])],
+    [
+      'PATCH',
+      `/v1/scim/Users/${user.id}`,
+      patch([{ op: 'replace', path: 'emails[type eq "home"].value', value: 'x' }]),
+    ],
+    ['PATCH', `/v1/scim/Users/${user.id}`, patch([{ op: 'replace', value: 'x' }])],
+    ['PATCH', `/v1/scim/Users/${user.id}`, patch([{ op: 'replace', path: 'userName', value: null }])],
+    ['PATCH', `/v1/scim/Users/${user.id}`, patch([{ op: 'remove' }])],
+    ['PATCH', `/v1/scim/Users/${user.id}`, patch([{ op: 'add', path: 'name', value: 7 }])],
+    ['PATCH', `/v1/scim/Users/${user.id}`, patch('x')],
+    ['PATCH', `/v1/scim/Groups/${group.id}`, patch([{ op: 'add', path: 'members', value: 'x' }])],
+    ['PATCH', `/v1/scim/Groups/${group.id}`, patch([{ op: 'remove', path: 'members[value eq "x"]' }])],
+    ['GET', '/v1/scim/Users/not-a-uuid'],
+    ['GET', `/v1/scim/Users?filter=${encodeURIComponent('meta.created gt "yesterday"')}`],
+    ['GET', `/v1/scim/Users?filter=${encodeURIComponent('active gt true')}`],
+    ['GET', `/v1/scim/Users?filter=${encodeURIComponent('emails[value[type eq "x"]]')}`],
+    ['GET', `/v1/scim/Users?filter=${encodeURIComponent(`${'('.repeat(60)}active eq true${')'.repeat(60)}`)}`],
+    ['GET', '/v1/scim/Users?startIndex=99999999999999999999&count=-5'],
+    ['GET', '/v1/scim/Groups?startIndex=abc'],
+  ];
+  for (const [method, path, body] of cases) {
+    const response = await scim(p, method, path, body);
+    t.true(response.status >= 200 && response.status < 500, `${method} ${path}: ${response.status} ${response.text}`);
+    if (response.status >= 400) {
+      t.deepEqual(response.body?.schemas, [ERROR], `${method} ${path}: ${response.text}`);
+      t.is(response.body.status, String(response.status));
+    }
+  }
+  const raw = await api.call('POST', '/v1/scim/Users', {
+    key: p.token,
+    rawBody: '{"userName": ',
+    headers: SCIM_JSON,
+  });
+  isScimError(t, raw, 400);
+});

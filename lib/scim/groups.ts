@@ -7,6 +7,7 @@ import {
   excludes,
   type GroupFields,
   groupFieldsOf,
+  isResourceId,
   presentGroup,
   project,
   projectionOf,
@@ -58,7 +59,7 @@ export async function listScimGroups(services: Services, caller: ScimCaller, que
 }
 
 export async function getScimGroup(services: Services, caller: ScimCaller, id: string, query: ScimProjectionQuery) {
-  const row = await createScimQueries(services.db).findGroup(caller.workspaceId, id);
+  const row = isResourceId(id) ? await createScimQueries(services.db).findGroup(caller.workspaceId, id) : null;
   if (!row) throw notFound('Group');
   const projection = projectionOf(query);
   const [resource] = await present(services.db, services, [row], !excludes(projection, 'members'));
@@ -89,7 +90,9 @@ export async function patchScimGroup(services: Services, caller: ScimCaller, id:
 }
 
 export async function deleteScimGroup(services: Services, caller: ScimCaller, id: string): Promise<void> {
-  if (!(await createScimQueries(services.db).deleteGroup(caller.workspaceId, id))) throw notFound('Group');
+  if (!isResourceId(id) || !(await createScimQueries(services.db).deleteGroup(caller.workspaceId, id))) {
+    throw notFound('Group');
+  }
 }
 
 async function change(
@@ -98,6 +101,7 @@ async function change(
   id: string,
   next: (current: ScimResource) => GroupFields & { memberIds: string[] },
 ) {
+  if (!isResourceId(id)) throw notFound('Group');
   return services.db.transaction(async (tx) => {
     const queries = createScimQueries(tx);
     const row = await queries.findGroup(caller.workspaceId, id, { forUpdate: true });

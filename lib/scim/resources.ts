@@ -131,6 +131,11 @@ export type GroupFields = { displayName: string; externalId: string | null; memb
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A resource id as the path carries it: anything but a uuid names no resource (404, not a database error). */
+export function isResourceId(id: string): boolean {
+  return UUID.test(id);
+}
+
 /** A group's attributes from a full SCIM Group; `memberIds` null when `members` was not sent. */
 export function groupFieldsOf(resource: ScimResource): GroupFields {
   const displayName = optionalString(resource, 'displayName', 'displayName', 256);

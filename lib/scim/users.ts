@@ -7,6 +7,7 @@ import { memberEventView } from '../events/member-events.ts';
 import type { Services } from '../services.ts';
 import { deleteScimMember, refuseOwner, revokeMemberKeys } from './deprovision.ts';
 import {
+  isResourceId,
   type Projection,
   presentUser,
   project,
@@ -74,7 +75,7 @@ export async function listScimUsers(services: Services, caller: ScimCaller, quer
 }
 
 export async function getScimUser(services: Services, caller: ScimCaller, id: string, query: ScimProjectionQuery) {
-  const row = await createScimQueries(services.db).findUser(caller.workspaceId, id);
+  const row = isResourceId(id) ? await createScimQueries(services.db).findUser(caller.workspaceId, id) : null;
   if (!row) throw notFound('User');
   return answer(row, services, projectionOf(query));
 }
@@ -108,6 +109,7 @@ export async function patchScimUser(services: Services, caller: ScimCaller, id: 
 }
 
 export async function deleteScimUser(services: Services, caller: ScimCaller, id: string): Promise<void> {
+  if (!isResourceId(id)) throw notFound('User');
   await services.db.transaction(async (tx) => {
     const member = await createScimQueries(tx).findUser(caller.workspaceId, id, { forUpdate: true });
     if (!member) throw notFound('User');
@@ -122,6 +124,7 @@ async function change(
   id: string,
   next: (current: ScimUserRow) => ReturnType<typeof userFieldsOf>,
 ) {
+  if (!isResourceId(id)) throw notFound('User');
   const row = await services.db.transaction(async (tx) => {
     const queries = createScimQueries(tx);
     const current = await queries.findUser(caller.workspaceId, id, { forUpdate: true });
