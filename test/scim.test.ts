@@ -116,6 +116,12 @@ test('Users: create, get, replace, delete, with meta, the enterprise extension a
   const got = await scim(p, 'GET', `/v1/scim/Users/${user.id}`);
   t.is(got.status, 200);
   t.deepEqual(got.body, user);
+  t.is(got.headers.get('etag'), 'W/"1"');
+  const unchanged = await api.call('GET', `/v1/scim/Users/${user.id}`, {
+    key: p.token,
+    headers: { 'if-none-match': 'W/"1"' },
+  });
+  t.is(unchanged.status, 304);
 
   const taken = await scim(p, 'POST', '/v1/scim/Users', newUser(userName.toUpperCase()));
   isScimError(t, taken, 409);

@@ -1,7 +1,7 @@
 import { createScimGroup } from '../../../lib/scim/groups.ts';
 import { defineRoute } from '../../route.ts';
 import { scimCallerOf } from '../../types.ts';
-import { scimAnswer, scimAuth, scimPayload, scimResourceBody } from './schemas.ts';
+import { scimAnswer, scimAuth, scimPayload, scimResourceBody, withVersion } from './schemas.ts';
 
 export const groupsCreateRoute = defineRoute({
   method: 'POST',
@@ -15,5 +15,5 @@ export const groupsCreateRoute = defineRoute({
     response: { status: { 201: scimAnswer } },
   },
   handler: async (request, h) =>
-    h.response(await createScimGroup(request.server.app.services, scimCallerOf(request), request.payload)).code(201),
+    withVersion(h, await createScimGroup(request.server.app.services, scimCallerOf(request), request.payload), 201),
 });

@@ -1,7 +1,7 @@
 import { getScimGroup } from '../../../lib/scim/groups.ts';
 import { defineRoute } from '../../route.ts';
 import { scimCallerOf } from '../../types.ts';
-import { scimAnswer, scimAuth, scimIdParams, scimProjectionQuery } from './schemas.ts';
+import { scimAnswer, scimAuth, scimIdParams, scimProjectionQuery, withVersion } from './schemas.ts';
 
 export const groupsGetRoute = defineRoute({
   method: 'GET',
@@ -13,6 +13,9 @@ export const groupsGetRoute = defineRoute({
     validate: { params: scimIdParams, query: scimProjectionQuery },
     response: { schema: scimAnswer },
   },
-  handler: (request) =>
-    getScimGroup(request.server.app.services, scimCallerOf(request), request.params.id, request.query),
+  handler: async (request, h) =>
+    withVersion(
+      h,
+      await getScimGroup(request.server.app.services, scimCallerOf(request), request.params.id, request.query),
+    ),
 });

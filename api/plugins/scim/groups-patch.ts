@@ -1,7 +1,7 @@
 import { patchScimGroup } from '../../../lib/scim/groups.ts';
 import { defineRoute } from '../../route.ts';
 import { scimCallerOf } from '../../types.ts';
-import { scimAnswer, scimAuth, scimIdParams, scimPatchBody, scimPayload } from './schemas.ts';
+import { scimAnswer, scimAuth, scimIdParams, scimPatchBody, scimPayload, withVersion } from './schemas.ts';
 
 export const groupsPatchRoute = defineRoute({
   method: 'PATCH',
@@ -14,6 +14,9 @@ export const groupsPatchRoute = defineRoute({
     validate: { params: scimIdParams, payload: scimPatchBody },
     response: { schema: scimAnswer },
   },
-  handler: (request) =>
-    patchScimGroup(request.server.app.services, scimCallerOf(request), request.params.id, request.payload),
+  handler: async (request, h) =>
+    withVersion(
+      h,
+      await patchScimGroup(request.server.app.services, scimCallerOf(request), request.params.id, request.payload),
+    ),
 });

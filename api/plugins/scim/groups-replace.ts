@@ -1,7 +1,7 @@
 import { replaceScimGroup } from '../../../lib/scim/groups.ts';
 import { defineRoute } from '../../route.ts';
 import { scimCallerOf } from '../../types.ts';
-import { scimAnswer, scimAuth, scimIdParams, scimPayload, scimResourceBody } from './schemas.ts';
+import { scimAnswer, scimAuth, scimIdParams, scimPayload, scimResourceBody, withVersion } from './schemas.ts';
 
 export const groupsReplaceRoute = defineRoute({
   method: 'PUT',
@@ -14,6 +14,9 @@ export const groupsReplaceRoute = defineRoute({
     validate: { params: scimIdParams, payload: scimResourceBody },
     response: { schema: scimAnswer },
   },
-  handler: (request) =>
-    replaceScimGroup(request.server.app.services, scimCallerOf(request), request.params.id, request.payload),
+  handler: async (request, h) =>
+    withVersion(
+      h,
+      await replaceScimGroup(request.server.app.services, scimCallerOf(request), request.params.id, request.payload),
+    ),
 });

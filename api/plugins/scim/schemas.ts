@@ -1,3 +1,4 @@
+import type { ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 import type { ScimResource } from '../../../lib/scim/resources.ts';
 import type { PatchBody, ScimListQuery, ScimProjectionQuery } from '../../../lib/scim/users.ts';
@@ -103,3 +104,14 @@ export const scimPatchBody = Joi.object<PatchBody>({
 
 /** A SCIM answer: its shape is RFC 7643's, checked by the tests rather than here. */
 export const scimAnswer = Joi.object({ schemas: Joi.array().items(Joi.string()).required() }).unknown(true);
+
+/**
+ * A SCIM resource answered with its version as a weak ETag (RFC 7644 §3.14), the `meta.version`
+ * it carries: hapi then answers a GET whose If-None-Match holds it with 304.
+ */
+export function withVersion(h: ResponseToolkit, resource: ScimResource, status = 200) {
+  const response = h.response(resource).code(status);
+  const version = (resource.meta as { version?: unknown } | undefined)?.version;
+  const tag = typeof version === 'string' ? /^W\/"(.*)"$/.exec(version)?.[1] : undefined;
+  return tag === undefined ? response : response.etag(tag, { weak: true, vary: false });
+}

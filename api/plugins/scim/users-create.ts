@@ -1,7 +1,7 @@
 import { createScimUser } from '../../../lib/scim/users.ts';
 import { defineRoute } from '../../route.ts';
 import { scimCallerOf } from '../../types.ts';
-import { scimAnswer, scimAuth, scimPayload, scimResourceBody } from './schemas.ts';
+import { scimAnswer, scimAuth, scimPayload, scimResourceBody, withVersion } from './schemas.ts';
 
 export const usersCreateRoute = defineRoute({
   method: 'POST',
@@ -15,5 +15,5 @@ export const usersCreateRoute = defineRoute({
     response: { status: { 201: scimAnswer } },
   },
   handler: async (request, h) =>
-    h.response(await createScimUser(request.server.app.services, scimCallerOf(request), request.payload)).code(201),
+    withVersion(h, await createScimUser(request.server.app.services, scimCallerOf(request), request.payload), 201),
 });

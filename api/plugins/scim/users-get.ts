@@ -1,7 +1,7 @@
 import { getScimUser } from '../../../lib/scim/users.ts';
 import { defineRoute } from '../../route.ts';
 import { scimCallerOf } from '../../types.ts';
-import { scimAnswer, scimAuth, scimIdParams, scimProjectionQuery } from './schemas.ts';
+import { scimAnswer, scimAuth, scimIdParams, scimProjectionQuery, withVersion } from './schemas.ts';
 
 export const usersGetRoute = defineRoute({
   method: 'GET',
@@ -13,6 +13,9 @@ export const usersGetRoute = defineRoute({
     validate: { params: scimIdParams, query: scimProjectionQuery },
     response: { schema: scimAnswer },
   },
-  handler: (request) =>
-    getScimUser(request.server.app.services, scimCallerOf(request), request.params.id, request.query),
+  handler: async (request, h) =>
+    withVersion(
+      h,
+      await getScimUser(request.server.app.services, scimCallerOf(request), request.params.id, request.query),
+    ),
 });

@@ -1,7 +1,7 @@
 import { patchScimUser } from '../../../lib/scim/users.ts';
 import { defineRoute } from '../../route.ts';
 import { scimCallerOf } from '../../types.ts';
-import { scimAnswer, scimAuth, scimIdParams, scimPatchBody, scimPayload } from './schemas.ts';
+import { scimAnswer, scimAuth, scimIdParams, scimPatchBody, scimPayload, withVersion } from './schemas.ts';
 
 export const usersPatchRoute = defineRoute({
   method: 'PATCH',
@@ -14,6 +14,9 @@ export const usersPatchRoute = defineRoute({
     validate: { params: scimIdParams, payload: scimPatchBody },
     response: { schema: scimAnswer },
   },
-  handler: (request) =>
-    patchScimUser(request.server.app.services, scimCallerOf(request), request.params.id, request.payload),
+  handler: async (request, h) =>
+    withVersion(
+      h,
+      await patchScimUser(request.server.app.services, scimCallerOf(request), request.params.id, request.payload),
+    ),
 });

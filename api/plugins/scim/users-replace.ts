@@ -1,7 +1,7 @@
 import { replaceScimUser } from '../../../lib/scim/users.ts';
 import { defineRoute } from '../../route.ts';
 import { scimCallerOf } from '../../types.ts';
-import { scimAnswer, scimAuth, scimIdParams, scimPayload, scimResourceBody } from './schemas.ts';
+import { scimAnswer, scimAuth, scimIdParams, scimPayload, scimResourceBody, withVersion } from './schemas.ts';
 
 export const usersReplaceRoute = defineRoute({
   method: 'PUT',
@@ -14,6 +14,9 @@ export const usersReplaceRoute = defineRoute({
     validate: { params: scimIdParams, payload: scimResourceBody },
     response: { schema: scimAnswer },
   },
-  handler: (request) =>
-    replaceScimUser(request.server.app.services, scimCallerOf(request), request.params.id, request.payload),
+  handler: async (request, h) =>
+    withVersion(
+      h,
+      await replaceScimUser(request.server.app.services, scimCallerOf(request), request.params.id, request.payload),
+    ),
 });
