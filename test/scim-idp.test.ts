@@ -191,6 +191,9 @@ test('Okta: match with startIndex and count, create, PUT, deactivate by PATCH an
   const id = created.body.id as string;
   const matched = await okta.send('GET', `/scim/Users?filter=${q(`userName eq "${userName}"`)}&startIndex=1&count=100`);
   t.like(matched.body, { totalResults: 1, startIndex: 1, itemsPerPage: 1 });
+  // Spaces as `+`, as form-encoding clients send them.
+  const plus = await okta.send('GET', `/scim/Users?filter=userName+eq+%22${encodeURIComponent(userName)}%22`);
+  t.is(plus.body.totalResults, 1, plus.text);
 
   const put = await okta.send('PUT', `/scim/Users/${id}`, {
     ...body,
