@@ -3,6 +3,7 @@ import { authenticate } from '../lib/api-keys/authenticate.ts';
 import { DomainError, type ErrorCode } from '../lib/errors.ts';
 import { authenticateSubmitter } from '../lib/intakes/publishable-keys.ts';
 import { addressBucket } from '../lib/net/address-bucket.ts';
+import { authenticateScimToken } from '../lib/scim/tokens.ts';
 import { clientIp } from './client-ip.ts';
 import type { Budget, RateDecision } from './rate-limiter.ts';
 import { headerOf } from './types.ts';
@@ -132,4 +133,18 @@ export function registerApiKeyAuth(server: Server) {
     },
   }));
   server.auth.strategy('publishable-key', 'publishable-key');
+
+  // SCIM tokens (`scim_…`) open the SCIM resource routes of their workspace only (docs/scim.md);
+  // API keys do not open those, and SCIM tokens open nothing else. They are not cached: the address's
+  // failure budget is read before each lookup.
+  server.auth.scheme('scim-token', () => ({
+    authenticate: async (request, h) => {
+      const scim = await withinFailureBudget(request, async (_ip, beforeDatabase) => {
+        await beforeDatabase();
+        return authenticateScimToken(request.server.app.services, headerOf(request, 'authorization'));
+      });
+      return h.authenticated({ credentials: { app: { scim } } });
+    },
+  }));
+  server.auth.strategy('scim-token', 'scim-token');
 }

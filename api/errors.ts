@@ -2,6 +2,7 @@ import type Boom from '@hapi/boom';
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import type { ValidationError } from 'joi';
 import { DomainError, type ErrorCode, type ErrorKind } from '../lib/errors.ts';
+import { SCHEMA } from '../lib/scim/resources.ts';
 
 // The one place an error becomes a status, headers and the spec's envelope.
 // lib/ and the API's own steps throw DomainError; hapi's own errors (Boom) and
@@ -86,6 +87,36 @@ export function renderError(error: Boom.Boom | DomainError, requestId: string, d
     },
   };
   return { status, body, headers };
+}
+
+/**
+ * The SCIM protocol's routes (RFC 7644), the base URL an identity provider is given included: every
+ * answer there, errors too, is SCIM's. The token and audit routes under /v1/scim are API-key routes
+ * and answer the spec's envelope.
+ */
+export function isScimProtocolPath(path: string): boolean {
+  if (path === '/v1/scim' || path === '/v1/scim/') return true;
+  return path.startsWith('/v1/scim/') && !/^\/v1\/scim\/(?:tokens|audit)(?:\/|$)/.test(path);
+}
+
+export type ScimErrorBody = { schemas: string[]; status: string; scimType?: string; detail: string };
+
+/**
+ * An error on a SCIM route as RFC 7644 §3.12 has it: `status` as a string, `scimType` where one
+ * applies (a domain error's own, else `invalidValue` for a 400), `detail`; the same status and
+ * headers as the envelope would have. `code` is the envelope's, for the audit.
+ */
+export function renderScimError(error: Boom.Boom | DomainError, requestId: string, docsBaseUrl: string) {
+  const rendered = renderError(error, requestId, docsBaseUrl);
+  const given = rendered.body.error.scimType;
+  const scimType = typeof given === 'string' ? given : rendered.status === 400 ? 'invalidValue' : undefined;
+  const body: ScimErrorBody = {
+    schemas: [SCHEMA.error],
+    status: String(rendered.status),
+    ...(scimType ? { scimType } : {}),
+    detail: rendered.body.error.message,
+  };
+  return { status: rendered.status, headers: rendered.headers, body, code: rendered.body.error.code };
 }
 
 /** PostgreSQL class 22, "data exception": bad input that reached the database. */

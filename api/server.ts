@@ -17,6 +17,7 @@ import { legalPlugin } from './plugins/legal/index.ts';
 import { metaPlugin } from './plugins/meta/index.ts';
 import { recipientsPlugin } from './plugins/recipients/index.ts';
 import { rulesPlugin } from './plugins/rules/index.ts';
+import { scimPlugin } from './plugins/scim/index.ts';
 import { sharesPlugin } from './plugins/shares/index.ts';
 import { transfersPlugin } from './plugins/transfers/index.ts';
 import { uploadsPlugin } from './plugins/uploads/index.ts';
@@ -82,6 +83,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     coffresPlugin,
     legalPlugin,
     gdprPlugin,
+    scimPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their
   // routes bound themselves (idle and request timeouts, docs/transfers.md). JSON routes are

@@ -1,8 +1,10 @@
 import type { Request } from '@hapi/hapi';
 import type { RecordOwner } from '../lib/db/queries/idempotency.ts';
 import type { Submitter } from '../lib/intakes/publishable-keys.ts';
+import type { ScimCaller } from '../lib/scim/tokens.ts';
 import type { Services } from '../lib/services.ts';
 import type { Caller } from '../lib/tenancy.ts';
+import type { ScimOperation, ScimResourceType } from '../lib/vocabulary.ts';
 import type { HealthProbe } from './health.ts';
 import type { RateLimiter, RateState } from './rate-limiter.ts';
 
@@ -23,6 +25,8 @@ export type RouteSettings = {
     /** Members the entry's metadata adds, read from the request's payload (never a secret). */
     metadata?: (payload: unknown) => Record<string, string>;
   };
+  /** A SCIM route (`scim-token` strategy): the SCIM audit event each call writes (api/extensions/scim-audit.ts). */
+  scim?: { operation: ScimOperation; resourceType: ScimResourceType };
   /** What the OpenAPI document cannot read from the route's other settings (api/openapi.ts). */
   openapi?: OpenApiSettings;
   /** A route on its way out (api/deprecation.ts): its headers, and `deprecated` in the OpenAPI document. */
@@ -73,6 +77,8 @@ declare module '@hapi/hapi' {
     caller?: Caller;
     /** A publishable key's submitter (the `publishable-key` strategy, intake submitter routes). */
     submitter?: Submitter;
+    /** A SCIM token's caller (the `scim-token` strategy, /v1/scim/Users and /v1/scim/Groups). */
+    scim?: ScimCaller;
   }
   interface RequestApplicationState {
     requestId: string;
@@ -102,6 +108,12 @@ export function headerOf(request: AnyRequest, name: string): string | undefined 
   const value: unknown = request.headers[name.toLowerCase()];
   if (Array.isArray(value)) return typeof value[0] === 'string' ? value[0] : undefined;
   return typeof value === 'string' ? value : undefined;
+}
+
+export function scimCallerOf(request: AnyRequest): ScimCaller {
+  const scim = request.auth.credentials?.app?.scim;
+  if (!scim) throw new Error(`Route ${request.route.path} reads a SCIM caller but has no scim-token authentication`);
+  return scim;
 }
 
 export function submitterOf(request: AnyRequest): Submitter {

@@ -9,6 +9,7 @@ import { intakesFamily } from './intakes/family.ts';
 import { legalFamily } from './legal/family.ts';
 import { recipientsFamily } from './recipients/family.ts';
 import { rulesFamily } from './rules/family.ts';
+import { scimFamily } from './scim/family.ts';
 import { transfersFamily } from './transfers/family.ts';
 import { foldersFamily } from './transfers/folders-family.ts';
 import { webhooksFamily } from './webhooks/family.ts';
@@ -30,6 +31,7 @@ export const FAMILIES: readonly Family[] = [
   eventsFamily,
   legalFamily,
   gdprFamily,
+  scimFamily,
 ];
 
 /** Every family's stored files, for the sweeper. */

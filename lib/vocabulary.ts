@@ -222,3 +222,23 @@ export type GdprExportStatus = (typeof GDPR_EXPORT_STATUSES)[number];
 /** The languages legal documents are published in (the spec: "published legal documents in French"). */
 export const LEGAL_LANGUAGES = ['fr'] as const;
 export type LegalLanguage = (typeof LEGAL_LANGUAGES)[number];
+
+/**
+ * What a SCIM audit event records (spec: GET /v1/scim/audit): PATCH and PUT are `update_*`, reading
+ * one resource is `list_*`.
+ */
+export const SCIM_OPERATIONS = [
+  'create_user',
+  'update_user',
+  'delete_user',
+  'create_group',
+  'update_group',
+  'delete_group',
+  'list_users',
+  'list_groups',
+] as const;
+export type ScimOperation = (typeof SCIM_OPERATIONS)[number];
+
+/** The SCIM resource types served (RFC 7643). */
+export const SCIM_RESOURCE_TYPES = ['User', 'Group'] as const;
+export type ScimResourceType = (typeof SCIM_RESOURCE_TYPES)[number];

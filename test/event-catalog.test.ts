@@ -8,8 +8,11 @@ import test from 'ava';
 import { z } from 'zod';
 import { revokeRoute } from '../api/plugins/api-keys/revoke.ts';
 import { eventCatalogRoute } from '../api/plugins/webhooks/events.ts';
+import { hashKeyValue } from '../lib/api-keys/values.ts';
+import { randomBase62 } from '../lib/crypto/secrets.ts';
 import { createEncryptStream } from '../lib/crypto/segmented-aead.ts';
 import { createEventQueries, type EventRow } from '../lib/db/queries/events.ts';
+import { createScimQueries } from '../lib/db/queries/scim.ts';
 import { sql } from '../lib/db/sql.ts';
 import {
   EVENT_CATALOG,
@@ -192,6 +195,11 @@ const VALISE_TYPES = [
   'workspace.legal_accepted',
   'workspace.export_requested',
   'workspace.export_completed',
+  // SCIM provisioning (docs/scim.md); its deletion is the spec's member.removed.
+  'member.created',
+  'member.updated',
+  'member.deactivated',
+  'member.reactivated',
 ];
 
 /** The spec's supported `trigger_event` values (Endpoints, Automation rules), as it lists them. */
@@ -386,6 +394,7 @@ function scenariosRun(): Promise<void> {
       recipients,
       coffres,
       gdpr,
+      members,
     };
     const results = await Promise.allSettled(Object.values(runs).map((run) => run()));
     results.forEach((result, index) => {
@@ -681,6 +690,37 @@ async function gdpr() {
   );
   await ok(api.call('POST', '/v1/gdpr/exports', { key, body: { user_id: ws.user_id } }), 202);
   await eventually(async () => ((await rowsOf('workspace.export_completed')).length > 0 ? true : undefined), 60_000);
+}
+
+async function members() {
+  // Every member.* type through SCIM: created, updated, deactivated, reactivated, deleted. The token
+  // is made in the domain layer: the other scenarios spend this workspace's verification codes.
+  const token = `scim_${randomBase62(48)}`;
+  await createScimQueries(api.services.db).insertToken(
+    tenant(),
+    'catalog',
+    hashKeyValue(api.services.keys.apiKeyPepper, token),
+    token.slice(0, 11),
+    ws.user_id,
+  );
+  const scim = (method: string, path: string, body?: unknown) => api.call(method, path, { key: token, body });
+  const patch = (value: Record<string, unknown>) => ({
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'replace', value }],
+  });
+  const created = await ok(
+    scim('POST', '/v1/scim/Users', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      userName: uniqueAddress('member'),
+      externalId: 'catalog-1',
+    }),
+    201,
+  );
+  const path = `/v1/scim/Users/${created.body.id}`;
+  await ok(scim('PATCH', path, patch({ title: 'Catalog' })), 200);
+  await ok(scim('PATCH', path, patch({ active: false })), 200);
+  await ok(scim('PATCH', path, patch({ active: true })), 200);
+  await ok(scim('DELETE', path), 204);
 }
 
 const emitted = EVENT_CATALOG.filter((entry) => entry.emitted);

@@ -1,6 +1,7 @@
 import type { RequestRoute } from '@hapi/hapi';
 import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
+import { isScimProtocolPath } from '../api/errors.ts';
 import { totpCode } from '../lib/crypto/totp.ts';
 import { type ApiResponse, type MintKeyBody, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 
@@ -280,6 +281,10 @@ function violation(request: FuzzRequest, response: ApiResponse, route?: RouteSpe
   // Share pages (/t/…, /c/…) are for people: their form errors are HTML pages, held only to "no 5xx".
   const type = response.headers.get('content-type') ?? '';
   if (/^\/[tc]\//.test(request.path) && type.startsWith('text/html')) return null;
+  // The SCIM protocol's routes answer RFC 7644 error bodies (docs/scim.md, "Answers and errors").
+  // As the server sees it: fetch resolves `..` and `.` segments before sending.
+  const path = new URL(request.path, 'http://fuzz.invalid').pathname;
+  if (isScimProtocolPath(path.startsWith('/v1/') ? path : `/v1${path}`)) return scimViolation(response, status);
   if (!(response.headers.get('content-type') ?? '').startsWith('application/json')) {
     return `error with content-type ${response.headers.get('content-type')}`;
   }
@@ -294,6 +299,21 @@ function violation(request: FuzzRequest, response: ApiResponse, route?: RouteSpe
   if (error.param !== null && typeof error.param !== 'string') return 'error.param is neither string nor null';
   if (error.doc_url !== null && typeof error.doc_url !== 'string') return 'error.doc_url is neither string nor null';
   if (error.request_id !== requestId) return `error.request_id ${error.request_id} != X-Request-Id ${requestId}`;
+  if (status === 429 && !/^\d+$/.test(response.headers.get('retry-after') ?? '')) return '429 without Retry-After';
+  return null;
+}
+
+function scimViolation(response: ApiResponse, status: number): string | null {
+  const { body } = response;
+  if (!(response.headers.get('content-type') ?? '').startsWith('application/scim+json')) {
+    return `SCIM error with content-type ${response.headers.get('content-type')}`;
+  }
+  if (!Array.isArray(body?.schemas) || body.schemas[0] !== 'urn:ietf:params:scim:api:messages:2.0:Error') {
+    return 'SCIM error body without the Error schema';
+  }
+  if (body.status !== String(status)) return `SCIM error status ${JSON.stringify(body.status)} with status ${status}`;
+  if (typeof body.detail !== 'string' || body.detail === '') return 'SCIM error without detail';
+  if (status === 400 && typeof body.scimType !== 'string') return 'SCIM 400 without scimType';
   if (status === 429 && !/^\d+$/.test(response.headers.get('retry-after') ?? '')) return '429 without Retry-After';
   return null;
 }

@@ -10,6 +10,7 @@ import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
 import { sql } from '../lib/db/sql.ts';
 import { DECLARED_TABLES } from '../lib/gdpr/declared.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+import { personalColumnsHolding } from './helpers/personal-data.ts';
 import { content, createTransfer, put } from './helpers/transfers.ts';
 
 // GDPR exports and erasure end to end: two users of one workspace leave data in several families,
@@ -201,19 +202,7 @@ test.serial(
   },
 );
 
-/** Every declared personal column of every table, scanned for `value` (as text, anywhere in it). */
-async function foundIn(value: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const { table, declaration } of DECLARED_TABLES) {
-    for (const column of declaration.personal) {
-      const hits = await api.services.db.oneFirst(sql.type(z.object({ hits: z.number() }))`
-        SELECT count(*)::int AS hits FROM ${sql.identifier([table])}
-        WHERE strpos(lower(${sql.identifier([column])}::text), ${value.toLowerCase()}) > 0`);
-      if (hits > 0) found.push(`${table}.${column}`);
-    }
-  }
-  return found;
-}
+const foundIn = (value: string) => personalColumnsHolding(api.services.db, value);
 
 test.serial(
   "erasing a user leaves none of their addresses, name or network addresses, and the other's data",

@@ -190,6 +190,13 @@ async function makeFixtures(): Promise<{ ids: Fixtures; owned: string[] }> {
     }),
     'api key',
   );
+  const scimToken = await ok(
+    201,
+    api.call('POST', '/v1/scim/tokens', { key, body: { name: 'A IdP', mfa_code: await a.nextMfa() } }),
+    'SCIM token',
+  );
+  // One SCIM operation, so that A's SCIM audit names A's token.
+  await ok(200, api.call('GET', '/v1/scim/Users', { key: scimToken.token }), 'SCIM list');
 
   // A GDPR export, completed: its answer then stays the same (but for its fresh link).
   const gdprExport = await ok(202, api.call('POST', '/v1/gdpr/exports', { key, body: {} }), 'GDPR export');
@@ -212,6 +219,7 @@ async function makeFixtures(): Promise<{ ids: Fixtures; owned: string[] }> {
     '/v1/intakes keyId': intake.publishable_key.id,
     '/v1/recipients id': recipient.id,
     '/v1/rules id': rule.id,
+    '/v1/scim id': scimToken.id,
     '/v1/transfers id': transfer.id,
     '/v1/webhooks id': webhook.id,
     '/v1/webhooks deliveryId': ping.delivery_id,

@@ -33,6 +33,8 @@ import {
   RULE_ACTION_TYPES,
   RULE_EXECUTION_STATUSES,
   SCAN_STATUSES,
+  SCIM_OPERATIONS,
+  SCIM_RESOURCE_TYPES,
   TRANSFER_STATUSES,
   UPLOAD_STATES,
 } from '../lib/vocabulary.ts';
@@ -80,6 +82,8 @@ const CHECKED_COLUMNS: Record<string, readonly string[]> = {
   'coffre_access_log.action': COFFRE_ACTIONS,
   'legal_documents.language': LEGAL_LANGUAGES,
   'gdpr_exports.status': GDPR_EXPORT_STATUSES,
+  'scim_audit_events.operation': SCIM_OPERATIONS,
+  'scim_audit_events.resource_type': SCIM_RESOURCE_TYPES,
 };
 
 /** Every enum type → its vocabulary. */

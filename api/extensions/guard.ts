@@ -13,10 +13,12 @@ export async function onPostAuth(request: Request, h: ResponseToolkit): Promise<
   const { services } = request.server.app;
   const settings = routeSettings(request);
   const caller = request.auth.credentials?.app?.caller;
-  const rateClass = caller ? (settings.rateClass ?? (request.method === 'get' ? 'read' : 'write')) : 'public';
-  const draw = caller
+  // A SCIM token spends its workspace's budget as a key of that environment would.
+  const tenant = caller ?? request.auth.credentials?.app?.scim;
+  const rateClass = tenant ? (settings.rateClass ?? (request.method === 'get' ? 'read' : 'write')) : 'public';
+  const draw = tenant
     ? {
-        bucket: `${caller.workspaceId}:${caller.environment}:${rateClass}`,
+        bucket: `${tenant.workspaceId}:${tenant.environment}:${rateClass}`,
         limit: services.config.rateLimits[rateClass],
       }
     : publicBudget(request);

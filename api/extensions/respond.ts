@@ -1,11 +1,12 @@
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import { servedOverTls } from '../client-ip.ts';
 import { deprecationOf, markDeprecated } from '../deprecation.ts';
-import { renderError } from '../errors.ts';
+import { isScimProtocolPath, renderError, renderScimError } from '../errors.ts';
 import { routeSettings } from '../types.ts';
 import { API_REVISION } from '../version.ts';
 import { auditRequest } from './audit.ts';
 import { completeIdempotency } from './idempotency.ts';
+import { auditScimRequest } from './scim-audit.ts';
 
 // The last step of every request, in order: render errors as the envelope,
 // settle the idempotency record, write the audit entry, add shared headers.
@@ -17,18 +18,26 @@ export async function onPreResponse(request: Request, h: ResponseToolkit): Promi
   const { services } = request.server.app;
   let response = request.response;
   let errorCode: string | null = null;
+  const scim = isScimProtocolPath(request.path);
   if ('isBoom' in response && response.isBoom) {
-    const rendered = renderError(response, request.app.requestId, services.config.api.docsBaseUrl);
+    const { docsBaseUrl } = services.config.api;
+    const rendered = scim
+      ? renderScimError(response, request.app.requestId, docsBaseUrl)
+      : (({ status, body, headers }) => ({ status, body, headers, code: body.error.code }))(
+          renderError(response, request.app.requestId, docsBaseUrl),
+        );
     if (rendered.status >= 500) request.log(['error'], response);
-    errorCode = rendered.body.error.code;
+    errorCode = rendered.code;
     const replacement = h.response(rendered.body).code(rendered.status);
     for (const [name, value] of Object.entries(rendered.headers)) replacement.header(name, value);
     response = replacement;
   }
   const ok = response as ResponseObject;
+  if (scim) ok.type('application/scim+json');
   try {
     await completeIdempotency(request, ok.statusCode, ok.source);
     await auditRequest(request, ok.statusCode, ok.source, errorCode);
+    await auditScimRequest(request, ok.statusCode, ok.source);
   } catch (error) {
     request.log(['error', 'bookkeeping'], error as Error);
   }

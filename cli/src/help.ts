@@ -45,6 +45,8 @@ Account
   legal documents|accept SLUG      Valise's legal documents; accept the current version
   gdpr export [--user ID] [-o FILE]   Export what Valise holds (waits, then downloads the JSON)
   gdpr acceptances      Your acceptance of each legal document
+  scim tokens create|ls|revoke     SCIM tokens for Entra ID or Okta (--mfa-code CODE)
+  scim audit            What identity providers did  --operation OP --limit N
 
 Global flags
   --json                Print the API's JSON on stdout (errors as JSON on stderr)

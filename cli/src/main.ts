@@ -11,6 +11,7 @@ import { keys } from './commands/keys.ts';
 import { listen } from './commands/listen.ts';
 import { login, logout, whoami } from './commands/login.ts';
 import { recipients } from './commands/recipients.ts';
+import { scim } from './commands/scim.ts';
 import { resume, send } from './commands/send.ts';
 import { approve, ls, rm, show } from './commands/transfers.ts';
 import { webhooks } from './commands/webhooks.ts';
@@ -38,6 +39,7 @@ const COMMANDS: Record<string, Command> = {
   webhooks,
   listen,
   audit,
+  scim,
   collections,
   recipients,
   intake,

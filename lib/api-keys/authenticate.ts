@@ -55,6 +55,12 @@ export async function authenticate(
   };
   if (key.revoked_at) throw await fail('revoked', new DomainError('revoked_api_key', 'This API key has been revoked.'));
   if (!key.is_active) throw await fail('inactive', new DomainError('revoked_api_key', 'This API key is inactive.'));
+  if (!key.user_active) {
+    throw await fail(
+      'member_inactive',
+      new DomainError('revoked_api_key', 'The member this API key belongs to has been deactivated.'),
+    );
+  }
   if (key.expires_at && key.expires_at.getTime() <= now) {
     throw await fail('expired', new DomainError('expired_api_key', 'This API key has expired.'));
   }

@@ -5,6 +5,7 @@ import { COLLECTION_EVENTS } from './collection-events.ts';
 import { catalogSchema, type EventDeclaration, type JsonSchema } from './define.ts';
 import { GDPR_EVENTS } from './gdpr-events.ts';
 import { INTAKE_EVENTS } from './intake-events.ts';
+import { MEMBER_EVENTS } from './member-events.ts';
 import { PLANNED_EVENTS } from './planned-events.ts';
 import { RECIPIENT_EVENTS } from './recipient-events.ts';
 import { TRANSFER_EVENTS } from './transfer-events.ts';
@@ -59,6 +60,7 @@ export const EVENTS = {
   ...RECIPIENT_EVENTS,
   ...COFFRE_EVENTS,
   ...GDPR_EVENTS,
+  ...MEMBER_EVENTS,
 } satisfies Record<string, EventDeclaration>;
 
 // A type declared in two parts would be silently overwritten by the spread.
@@ -72,6 +74,7 @@ const declared = [
   RECIPIENT_EVENTS,
   COFFRE_EVENTS,
   GDPR_EVENTS,
+  MEMBER_EVENTS,
 ].flatMap((part) => Object.keys(part));
 for (const [index, type] of declared.entries()) {
   if (declared.indexOf(type) !== index) throw new Error(`event catalog: ${type} is declared twice`);

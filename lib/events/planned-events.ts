@@ -80,10 +80,6 @@ export const PLANNED_EVENTS = {
     invited_by: z.uuid().nullable().describe('User id of the inviter.'),
   }),
   'member.joined': event('An invited person joined the workspace.', { member: MemberView }),
-  'member.removed': event('A member was removed from the workspace.', {
-    member: MemberView,
-    removed_by: z.uuid().nullable().describe('User id of whoever removed them; null when removed by provisioning.'),
-  }),
   'member.role_changed': event('A member role changed.', {
     member: MemberView,
     previous_role: z.string().describe('The role before the change.'),

@@ -10,6 +10,7 @@ import { Legal } from './resources/legal.ts';
 import { Meta } from './resources/meta.ts';
 import { Recipients } from './resources/recipients.ts';
 import { Rules } from './resources/rules.ts';
+import { Scim } from './resources/scim.ts';
 import { Shares } from './resources/shares.ts';
 import { Transfers } from './resources/transfers.ts';
 import { Uploads } from './resources/uploads.ts';
@@ -40,6 +41,7 @@ export class Valise {
   readonly coffres: Coffres;
   readonly legal: Legal;
   readonly gdpr: Gdpr;
+  readonly scim: Scim;
 
   constructor(options: ValiseOptions) {
     const http = new HttpClient(options);
@@ -58,6 +60,7 @@ export class Valise {
     this.coffres = new Coffres(http);
     this.legal = new Legal(http);
     this.gdpr = new Gdpr(http);
+    this.scim = new Scim(http);
   }
 }
 

@@ -77,6 +77,11 @@ export const ROUTES = {
 
   'audit.list': 'GET /v1/audit',
 
+  'scim.createToken': 'POST /v1/scim/tokens',
+  'scim.listTokens': 'GET /v1/scim/tokens',
+  'scim.revokeToken': 'DELETE /v1/scim/tokens/{id}',
+  'scim.audit': 'GET /v1/scim/audit',
+
   'collections.list': 'GET /v1/collections',
   'collections.create': 'POST /v1/collections',
   'collections.get': 'GET /v1/collections/{id}',

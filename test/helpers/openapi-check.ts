@@ -1,6 +1,7 @@
 import type { Request, Server } from '@hapi/hapi';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { isScimProtocolPath } from '../../api/errors.ts';
 import { buildOpenApiDocument } from '../../api/openapi.ts';
 
 // A validator built from the OpenAPI document, checking real traffic: what a validating proxy
@@ -252,6 +253,8 @@ export function checkTrafficAgainstOpenApi(server: Server, document?: OpenApiDoc
   server.events.on('response', (request) => {
     // The document describes /v1 (GET /v1/openapi.json is the document itself, not one of its operations).
     if (!request.path.startsWith('/v1/') || request.path === '/v1/openapi.json') return;
+    // Nor the SCIM protocol's routes: RFC 7644 is their contract (docs/scim.md).
+    if (isScimProtocolPath(request.path)) return;
     const exchange = exchangeOf(request);
     // A path no route has (404 from hapi's router) is no operation of the document.
     if (!exchange || request.route.path === '/{p*}' || (request.route.method as string) === '_special') return;

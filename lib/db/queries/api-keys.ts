@@ -37,6 +37,8 @@ const credentialRow = apiKeyRow.extend({
   workspace_name: z.string(),
   user_email: z.string(),
   user_role: z.enum(MEMBER_ROLES),
+  /** A deactivated member's keys do not authenticate, revoked or not (SCIM deprovisioning). */
+  user_active: z.boolean(),
 });
 export type CredentialRow = z.infer<typeof credentialRow>;
 
@@ -120,7 +122,7 @@ export function createApiKeyQueries(db: CommonQueryMethods) {
       return db.maybeOne(sql.type(credentialRow)`
         SELECT ${columns}, s.id AS secret_id, s.secret_hash, s.valid_until AS secret_valid_until,
                s.retired_at AS secret_retired_at,
-               w.name AS workspace_name, u.email AS user_email, u.role AS user_role
+               w.name AS workspace_name, u.email AS user_email, u.role AS user_role, u.active AS user_active
         FROM api_key_secrets s
           JOIN api_keys k ON k.id = s.api_key_id
           JOIN workspaces w ON w.id = k.workspace_id

@@ -305,6 +305,44 @@ export interface EventDataByType {
       verified_at: string;
     };
   };
+  /** An identity provider created a member (`POST /v1/scim/Users`). */
+  'member.created': {
+    /** The workspace member. */
+    member: {
+      /** The member user id. */
+      user_id: string;
+      /** The SCIM userName, often the sign-in e-mail address. */
+      user_name: string;
+      /** The member e-mail address. */
+      email: string;
+      /** The identity provider's own id for the member, when it sent one. */
+      external_id: string | null;
+      /** Whether the member may use Valise (their API keys authenticate). */
+      active: boolean;
+      /** The member role: `owner`, `admin` or `member`. */
+      role: string;
+    };
+  };
+  /** A member was deactivated (`active` false through SCIM): every API key of theirs was revoked in the same transaction. */
+  'member.deactivated': {
+    /** The workspace member. */
+    member: {
+      /** The member user id. */
+      user_id: string;
+      /** The SCIM userName, often the sign-in e-mail address. */
+      user_name: string;
+      /** The member e-mail address. */
+      email: string;
+      /** The identity provider's own id for the member, when it sent one. */
+      external_id: string | null;
+      /** Whether the member may use Valise (their API keys authenticate). */
+      active: boolean;
+      /** The member role: `owner`, `admin` or `member`. */
+      role: string;
+    };
+    /** How many of their API keys were revoked. */
+    revoked_api_keys: number;
+  };
   /** Someone was invited to the workspace. (Planned: not emitted yet.) */
   'member.invited': {
     /** The workspace member. */
@@ -331,19 +369,45 @@ export interface EventDataByType {
       role: string;
     };
   };
-  /** A member was removed from the workspace. (Planned: not emitted yet.) */
+  /** A deactivated member was made active again through SCIM. Their revoked API keys stay revoked. */
+  'member.reactivated': {
+    /** The workspace member. */
+    member: {
+      /** The member user id. */
+      user_id: string;
+      /** The SCIM userName, often the sign-in e-mail address. */
+      user_name: string;
+      /** The member e-mail address. */
+      email: string;
+      /** The identity provider's own id for the member, when it sent one. */
+      external_id: string | null;
+      /** Whether the member may use Valise (their API keys authenticate). */
+      active: boolean;
+      /** The member role: `owner`, `admin` or `member`. */
+      role: string;
+    };
+  };
+  /** A member was removed from the workspace: deleted by an identity provider (`DELETE /v1/scim/Users/{id}`), their API keys revoked and the member erased in the same transaction (docs/gdpr.md): `member.user_id` says who went; the other fields hold pseudonyms left by the erasure. */
   'member.removed': {
     /** The workspace member. */
     member: {
       /** The member user id. */
       user_id: string;
+      /** The SCIM userName, often the sign-in e-mail address. */
+      user_name: string;
       /** The member e-mail address. */
       email: string;
-      /** The member role, such as `owner`, `admin` or `member`. */
+      /** The identity provider's own id for the member, when it sent one. */
+      external_id: string | null;
+      /** Whether the member may use Valise (their API keys authenticate). */
+      active: boolean;
+      /** The member role: `owner`, `admin` or `member`. */
       role: string;
     };
     /** User id of whoever removed them; null when removed by provisioning. */
     removed_by: string | null;
+    /** How many of their API keys were revoked. */
+    revoked_api_keys: number;
   };
   /** A member role changed. (Planned: not emitted yet.) */
   'member.role_changed': {
@@ -358,6 +422,24 @@ export interface EventDataByType {
     };
     /** The role before the change. */
     previous_role: string;
+  };
+  /** An identity provider changed a member (`PUT` or `PATCH /v1/scim/Users/{id}`) without changing `active`. */
+  'member.updated': {
+    /** The workspace member. */
+    member: {
+      /** The member user id. */
+      user_id: string;
+      /** The SCIM userName, often the sign-in e-mail address. */
+      user_name: string;
+      /** The member e-mail address. */
+      email: string;
+      /** The identity provider's own id for the member, when it sent one. */
+      external_id: string | null;
+      /** Whether the member may use Valise (their API keys authenticate). */
+      active: boolean;
+      /** The member role: `owner`, `admin` or `member`. */
+      role: string;
+    };
   };
   /** A test delivery (`POST /v1/webhooks/{id}/test`), sent to that one webhook whatever it subscribes to; carries no business data. */
   ping: {

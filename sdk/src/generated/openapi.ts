@@ -2633,6 +2633,135 @@ export interface Paths {
       scope: 'transfers:read';
     };
   };
+  '/v1/scim/audit': {
+    /** List SCIM audit events */
+    get: {
+      query: {
+        limit?: number;
+        operation?:
+          | 'create_user'
+          | 'update_user'
+          | 'delete_user'
+          | 'create_group'
+          | 'update_group'
+          | 'delete_group'
+          | 'list_users'
+          | 'list_groups';
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          id: string;
+          object: 'scim_audit_event';
+          /** Null once the token is gone. */
+          scim_token_id: string | null;
+          operation:
+            | 'create_user'
+            | 'update_user'
+            | 'delete_user'
+            | 'create_group'
+            | 'update_group'
+            | 'delete_group'
+            | 'list_users'
+            | 'list_groups';
+          resource_type: 'User' | 'Group';
+          resource_id: string | null;
+          /** The HTTP status of the SCIM operation. */
+          response_status: number;
+          /** Null on success. */
+          error_message: string | null;
+          created_at: string;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+        filter: {
+          limit: number;
+          operation:
+            | 'create_user'
+            | 'update_user'
+            | 'delete_user'
+            | 'create_group'
+            | 'update_group'
+            | 'delete_group'
+            | 'list_users'
+            | 'list_groups'
+            | null;
+        };
+      };
+      scope: 'audit:read';
+    };
+  };
+  '/v1/scim/tokens': {
+    /** List SCIM tokens */
+    get: {
+      response: {
+        object: 'list';
+        data: Array<{
+          id: string;
+          object: 'scim_token';
+          name: string;
+          /** `scim_` and six characters, as lists show it. */
+          token_prefix: string;
+          environment: 'live';
+          created_at: string;
+          /** Within a minute. */
+          last_used_at: string | null;
+          revoked_at: string | null;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'api_keys:manage';
+    };
+    /** Create a SCIM token */
+    post: {
+      body: {
+        name?: string;
+        mfa_code?: string;
+      } | null;
+      response: {
+        id: string;
+        object: 'scim_token';
+        name: string;
+        /** `scim_` and six characters, as lists show it. */
+        token_prefix: string;
+        environment: 'live';
+        created_at: string;
+        /** Within a minute. */
+        last_used_at: string | null;
+        revoked_at: string | null;
+        /** The bearer token for the identity provider. Shown once only. */
+        token: string;
+      };
+      scope: 'api_keys:manage';
+    };
+  };
+  '/v1/scim/tokens/{id}': {
+    /** Revoke a SCIM token */
+    delete: {
+      path: {
+        id: string;
+      };
+      response: {
+        id: string;
+        object: 'scim_token';
+        name: string;
+        /** `scim_` and six characters, as lists show it. */
+        token_prefix: string;
+        environment: 'live';
+        created_at: string;
+        /** Within a minute. */
+        last_used_at: string | null;
+        revoked_at: string | null;
+        revoked: true;
+      };
+      scope: 'api_keys:manage';
+    };
+  };
   '/v1/shared-collections/{code}': {
     /** A shared collection as a visitor of its link sees it */
     get: {
@@ -3605,6 +3734,7 @@ export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/intakes/{id}/publishable-keys/{keyId}',
   'DELETE /v1/recipients/{id}',
   'DELETE /v1/rules/{id}',
+  'DELETE /v1/scim/tokens/{id}',
   'DELETE /v1/transfers/{id}',
   'DELETE /v1/transfers/{id}/folder',
   'DELETE /v1/webhooks',
@@ -3647,6 +3777,8 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/rules',
   'GET /v1/rules/{id}',
   'GET /v1/rules/{id}/executions',
+  'GET /v1/scim/audit',
+  'GET /v1/scim/tokens',
   'GET /v1/shared-collections/{code}',
   'GET /v1/shares/{code}',
   'GET /v1/transfers',
@@ -3687,6 +3819,7 @@ export const DOCUMENTED_OPERATIONS = [
   'POST /v1/legal/acceptances',
   'POST /v1/recipients',
   'POST /v1/rules',
+  'POST /v1/scim/tokens',
   'POST /v1/shared-collections/{code}/archive-link',
   'POST /v1/shared-collections/{code}/download-links',
   'POST /v1/shares/{code}/archive-link',
@@ -3739,6 +3872,18 @@ export const REQUEST_ENUMS = {
       'reply.received',
       'signature.completed',
       'identity.verified',
+    ],
+  },
+  'GET /v1/scim/audit': {
+    operation: [
+      'create_user',
+      'update_user',
+      'delete_user',
+      'create_group',
+      'update_group',
+      'delete_group',
+      'list_users',
+      'list_groups',
     ],
   },
   'GET /v1/transfers': {
