@@ -8,7 +8,6 @@ import { issueApiKey, resolveScopes } from '../lib/api-keys/service.ts';
 import { signToken } from '../lib/crypto/signed-token.ts';
 import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
 import { sql } from '../lib/db/sql.ts';
-import { DECLARED_TABLES } from '../lib/gdpr/declared.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { personalColumnsHolding } from './helpers/personal-data.ts';
 import { content, createTransfer, put } from './helpers/transfers.ts';
