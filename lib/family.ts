@@ -4,6 +4,7 @@ import type { ObjectStore } from './storage/object-store.ts';
 import type { Tenant } from './tenancy.ts';
 import type { UploadTarget } from './uploads/receive.ts';
 import type { UploadAddress } from './uploads/tokens.ts';
+import type { Environment } from './vocabulary.ts';
 
 // What a resource family declares about itself, once, in `lib/<family>/family.ts` (`satisfies
 // Family`), and lib/families.ts lists: the cross-cutting work (the sweeper of leftover objects, the
@@ -16,8 +17,11 @@ import type { UploadAddress } from './uploads/tokens.ts';
 export type TableScope =
   /** The tenant itself (`workspaces`): its id is every other row's `workspace_id`. */
   | { kind: 'root' }
-  /** Carries `workspace_id` and `environment`: every query filters on both. */
-  | { kind: 'tenant' }
+  /**
+   * Carries `workspace_id` and `environment`: every query filters on both. `environments`: the only
+   * ones its rows can be in, when not all, held by a CHECK constraint (SCIM tokens are live only).
+   */
+  | { kind: 'tenant'; environments?: readonly Environment[] }
   /** Carries `workspace_id` only: shared by the workspace's environments (its users). */
   | { kind: 'workspace' }
   /** Reached only through its parent row: `column` references `parent`, which is scoped. */

@@ -6,6 +6,7 @@ import { createDatabasePool } from '../lib/db/pool.ts';
 import { sql } from '../lib/db/sql.ts';
 import { FAMILIES, STORED_FILES } from '../lib/families.ts';
 import type { FamilyTable } from '../lib/family.ts';
+import { ENVIRONMENTS } from '../lib/vocabulary.ts';
 import { startApi } from './helpers/api.ts';
 
 // Every table of the migrated database belongs to exactly one family's declaration
@@ -36,6 +37,16 @@ async function catalog(): Promise<Map<string, Set<string>>> {
   const tables = new Map<string, Set<string>>();
   for (const { table, column } of rows) tables.set(table, (tables.get(table) ?? new Set()).add(column));
   return tables;
+}
+
+/** The definitions of a table's CHECK constraints, as PostgreSQL prints them. */
+async function checksOf(table: string): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ definition: z.string() }))`
+    SELECT pg_get_constraintdef(k.oid) AS definition
+    FROM pg_catalog.pg_constraint k
+    JOIN pg_catalog.pg_class c ON c.oid = k.conrelid
+    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = current_schema() AND c.relname = ${table} AND k.contype = 'c'`);
 }
 
 const declared: [string, string, FamilyTable][] = FAMILIES.flatMap((family) =>
@@ -69,6 +80,12 @@ test("each table's scope is the one its columns carry, and its parent is declare
     const where = `${family}: ${table}`;
     if (scope.kind === 'tenant') {
       t.true(columns.has('workspace_id') && columns.has('environment'), `${where} has workspace_id and environment`);
+      if (scope.environments) {
+        // Declared to hold some environments only: a CHECK names exactly those.
+        const checks = (await checksOf(table)).filter((check) => check.includes('environment'));
+        const named = ENVIRONMENTS.filter((environment) => checks.some((check) => check.includes(`'${environment}'`)));
+        t.deepEqual(named, [...scope.environments], `${where}: a CHECK keeps its rows in ${scope.environments}`);
+      }
     } else if (scope.kind === 'workspace') {
       t.true(columns.has('workspace_id') && !columns.has('environment'), `${where} has workspace_id alone`);
     } else if (scope.kind === 'child') {

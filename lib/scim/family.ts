@@ -8,9 +8,10 @@ export const scimFamily = {
     description: 'SCIM 2.0 provisioning: the tokens identity providers use, and the audit of what they did.',
   },
   tables: {
-    scim_tokens: { scope: { kind: 'tenant' }, personal: [] },
+    // Members belong to the workspace, not to one environment: only a live key makes a SCIM token.
+    scim_tokens: { scope: { kind: 'tenant', environments: ['live'] }, personal: [] },
     scim_groups: { scope: { kind: 'workspace' }, personal: [] },
     scim_group_members: { scope: { kind: 'child', parent: 'scim_groups', column: 'group_id' }, personal: [] },
-    scim_audit_events: { scope: { kind: 'tenant' }, personal: [] },
+    scim_audit_events: { scope: { kind: 'tenant', environments: ['live'] }, personal: [] },
   },
 } satisfies Family;
