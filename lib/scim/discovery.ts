@@ -6,9 +6,16 @@ import { SCIM_MAX_RESULTS } from './users.ts';
 
 const DOCS = 'https://docs.valise.example/scim';
 
+/** The schema URNs of the discovery answers (RFC 7643 §5, §6, §7). */
+export const DISCOVERY_SCHEMA = {
+  serviceProviderConfig: 'urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig',
+  resourceType: 'urn:ietf:params:scim:schemas:core:2.0:ResourceType',
+  schema: 'urn:ietf:params:scim:schemas:core:2.0:Schema',
+} as const;
+
 export function serviceProviderConfig(baseUrl: string) {
   return {
-    schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
+    schemas: [DISCOVERY_SCHEMA.serviceProviderConfig],
     documentationUri: DOCS,
     patch: { supported: true },
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
@@ -30,7 +37,7 @@ export function serviceProviderConfig(baseUrl: string) {
   };
 }
 
-const RESOURCE_TYPE_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ResourceType';
+const RESOURCE_TYPE_SCHEMA = DISCOVERY_SCHEMA.resourceType;
 
 export function resourceTypes(baseUrl: string) {
   const types = [
@@ -161,7 +168,7 @@ const GROUP_ATTRIBUTES: Attribute[] = [
 
 export function schemas(baseUrl: string) {
   const schema = (id: string, name: string, description: string, attributes: unknown[]) => ({
-    schemas: ['urn:ietf:params:scim:schemas:core:2.0:Schema'],
+    schemas: [DISCOVERY_SCHEMA.schema],
     id,
     name,
     description,
