@@ -399,6 +399,17 @@ test('discovery: ServiceProviderConfig, ResourceTypes and Schemas', async (t) =>
     schemas.body.Resources.map((r: { id: string }) => r.id),
     [USER, ENTERPRISE, GROUP],
   );
+  // Each one is where its meta.location says (RFC 7644 §4: a schema by its URN, a resource type by name).
+  for (const resource of [...types.body.Resources, ...schemas.body.Resources]) {
+    const location = new URL(resource.meta.location);
+    const one = await scim(p, 'GET', location.pathname);
+    t.is(one.status, 200, `${location.pathname}: ${one.text}`);
+    t.deepEqual(one.body, resource);
+    t.regex(one.headers.get('content-type') ?? '', /^application\/scim\+json/);
+  }
+  t.is((await scim(p, 'GET', `/v1/scim/Schemas/${USER.toLowerCase()}`)).body.id, USER, 'URNs are case-insensitive');
+  isScimError(t, await scim(p, 'GET', '/v1/scim/ResourceTypes/Printer'), 404);
+  isScimError(t, await scim(p, 'GET', '/v1/scim/Schemas/urn:example:nothing'), 404);
   isScimError(t, await scim(p, 'GET', '/v1/scim/Nothing'), 404);
 });
 
@@ -438,6 +449,8 @@ test('the OpenAPI document has every SCIM protocol route: SCIM token, applicatio
     'GET /v1/scim/ServiceProviderConfig': 'scim.serviceProviderConfig',
     'GET /v1/scim/ResourceTypes': 'scim.resourceTypes',
     'GET /v1/scim/Schemas': 'scim.schemas',
+    'GET /v1/scim/ResourceTypes/{id}': 'scim.getResourceType',
+    'GET /v1/scim/Schemas/{id}': 'scim.getSchema',
   };
   // Every route a SCIM token opens is one of them: none is left out of the document.
   const opened = api.server

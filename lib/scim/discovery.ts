@@ -1,3 +1,4 @@
+import { notFound } from '../errors.ts';
 import { SCHEMA } from './resources.ts';
 import { SCIM_MAX_RESULTS } from './users.ts';
 
@@ -38,6 +39,19 @@ export function serviceProviderConfig(baseUrl: string) {
 }
 
 const RESOURCE_TYPE_SCHEMA = DISCOVERY_SCHEMA.resourceType;
+
+/**
+ * One of the answers' resources, where its `meta.location` says: by id, without regard to case
+ * (a resource type's name, a schema's URN: RFC 7644 §4 reads a schema at /Schemas/{urn}).
+ */
+function oneOf<T extends { id: string }>(list: { Resources: T[] }, id: string, what: string): T {
+  const wanted = id.toLowerCase();
+  const found = list.Resources.find((resource) => resource.id.toLowerCase() === wanted);
+  if (!found) throw notFound(what);
+  return found;
+}
+
+export const resourceType = (baseUrl: string, id: string) => oneOf(resourceTypes(baseUrl), id, 'resource type');
 
 export function resourceTypes(baseUrl: string) {
   const types = [
@@ -187,3 +201,5 @@ export function schemas(baseUrl: string) {
   ];
   return { schemas: [SCHEMA.list], totalResults: all.length, startIndex: 1, itemsPerPage: all.length, Resources: all };
 }
+
+export const schema = (baseUrl: string, id: string) => oneOf(schemas(baseUrl), id, 'schema');

@@ -1,6 +1,15 @@
-import { resourceTypes, schemas, serviceProviderConfig } from '../../../lib/scim/discovery.ts';
+import { resourceType, resourceTypes, schema, schemas, serviceProviderConfig } from '../../../lib/scim/discovery.ts';
 import { defineRoute } from '../../route.ts';
-import { scimAuth, scimProtocol, scimResourceTypeList, scimSchemaList, scimServiceProviderConfig } from './schemas.ts';
+import {
+  scimAuth,
+  scimIdParams,
+  scimProtocol,
+  scimResourceType,
+  scimResourceTypeList,
+  scimSchema,
+  scimSchemaList,
+  scimServiceProviderConfig,
+} from './schemas.ts';
 
 // RFC 7644 §4: read by identity providers before they provision; the same for every workspace,
 // behind a SCIM token all the same (Okta and Entra ID send theirs).
@@ -48,4 +57,36 @@ export const schemasRoute = defineRoute({
     response: { schema: scimSchemaList },
   },
   handler: (request) => schemas(request.server.app.services.config.api.publicBaseUrl),
+});
+
+export const resourceTypeRoute = defineRoute({
+  method: 'GET',
+  path: '/v1/scim/ResourceTypes/{id}',
+  options: {
+    id: 'scim.getResourceType',
+    description: 'One SCIM resource type',
+    notes: '`User` or `Group`, where its `meta.location` says.',
+    tags: ['api', 'scim'],
+    auth: scimAuth,
+    plugins: { valise: scimProtocol() },
+    validate: { params: scimIdParams },
+    response: { schema: scimResourceType },
+  },
+  handler: (request) => resourceType(request.server.app.services.config.api.publicBaseUrl, request.params.id),
+});
+
+export const schemaRoute = defineRoute({
+  method: 'GET',
+  path: '/v1/scim/Schemas/{id}',
+  options: {
+    id: 'scim.getSchema',
+    description: 'One SCIM schema',
+    notes: 'By its URN, without regard to case (RFC 7644 §4), where its `meta.location` says.',
+    tags: ['api', 'scim'],
+    auth: scimAuth,
+    plugins: { valise: scimProtocol() },
+    validate: { params: scimIdParams },
+    response: { schema: scimSchema },
+  },
+  handler: (request) => schema(request.server.app.services.config.api.publicBaseUrl, request.params.id),
 });

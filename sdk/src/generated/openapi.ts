@@ -2867,6 +2867,32 @@ export interface Paths {
       };
     };
   };
+  '/v1/scim/ResourceTypes/{id}': {
+    /** One SCIM resource type */
+    get: {
+      path: {
+        id: string;
+      };
+      response: {
+        schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:ResourceType'>;
+        id: string;
+        name: string;
+        /** Relative to /v1/scim. */
+        endpoint: string;
+        description?: string;
+        /** The URN of its core schema. */
+        schema: string;
+        schemaExtensions?: Array<{
+          schema: string;
+          required: boolean;
+        }>;
+        meta: {
+          resourceType: 'ResourceType';
+          location: string;
+        };
+      };
+    };
+  };
   '/v1/scim/Schemas': {
     /** The SCIM schemas served */
     get: {
@@ -2908,6 +2934,47 @@ export interface Paths {
             location: string;
           };
         }>;
+      };
+    };
+  };
+  '/v1/scim/Schemas/{id}': {
+    /** One SCIM schema */
+    get: {
+      path: {
+        id: string;
+      };
+      response: {
+        schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:Schema'>;
+        /** The URN of the schema. */
+        id: string;
+        name: string;
+        description: string;
+        attributes: Array<{
+          name: string;
+          type: 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'complex' | 'binary';
+          multiValued: boolean;
+          required: boolean;
+          caseExact: boolean;
+          mutability: 'readOnly' | 'readWrite' | 'immutable' | 'writeOnly';
+          returned: 'always' | 'never' | 'default' | 'request';
+          uniqueness: 'none' | 'server' | 'global';
+          description: string;
+          subAttributes?: Array<{
+            name: string;
+            type: 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'complex' | 'binary';
+            multiValued: boolean;
+            required: boolean;
+            caseExact: boolean;
+            mutability: 'readOnly' | 'readWrite' | 'immutable' | 'writeOnly';
+            returned: 'always' | 'never' | 'default' | 'request';
+            uniqueness: 'none' | 'server' | 'global';
+            description: string;
+          }>;
+        }>;
+        meta: {
+          resourceType: 'Schema';
+          location: string;
+        };
       };
     };
   };
@@ -4468,7 +4535,9 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/scim/Groups',
   'GET /v1/scim/Groups/{id}',
   'GET /v1/scim/ResourceTypes',
+  'GET /v1/scim/ResourceTypes/{id}',
   'GET /v1/scim/Schemas',
+  'GET /v1/scim/Schemas/{id}',
   'GET /v1/scim/ServiceProviderConfig',
   'GET /v1/scim/Users',
   'GET /v1/scim/Users/{id}',
