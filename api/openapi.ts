@@ -210,7 +210,6 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
 const SCIM_ERROR_DESCRIPTIONS: Record<number, string> = {
   400: '`scimType` `invalidFilter`, `invalidValue`, `invalidSyntax`, `noTarget` or `mutability`: the filter, a parameter or the body is refused.',
   401: 'No SCIM token, or one that is unknown or revoked (an API key is refused here too).',
-  403: 'The token may not do this.',
   404: 'No resource by that id in the workspace of the token.',
   409: '`scimType` `uniqueness`: another member of the workspace has this `userName` or e-mail address.',
   413: 'The body is larger than this operation accepts.',
@@ -394,9 +393,9 @@ function idempotent(route: RouteEntry): boolean {
 
 /**
  * The error statuses an operation can answer, from what its route does: authenticated routes
- * answer 401 and 403; path parameters or a body `id` 404; parameters, a JSON body or an `Idempotency-Key` 400;
- * a JSON body 413 and 415; authenticated writes (idempotent) 409; every rate-limited route 429;
- * every route 500. `plugins.valise.openapi.errors` adds what its domain logic answers besides.
+ * answer 401, and 403 with an API key; path parameters or a body `id` 404; parameters, a JSON
+ * body or an `Idempotency-Key` 400; a JSON body 413 and 415; writes with an API key (idempotent)
+ * 409; every rate-limited route 429; every route 500. `plugins.valise.openapi.errors` adds what its domain logic answers besides.
  */
 export function errorStatuses(route: RouteEntry): number[] {
   const settings = route.settings;
@@ -407,10 +406,9 @@ export function errorStatuses(route: RouteEntry): number[] {
   const jsonBody = mutating && (settings.payload as RouteOptionsPayload | undefined)?.parse !== false;
   const statuses = new Set<number>([500, ...(valise.openapi?.errors ?? [])]);
   if (validate.params || validate.query || validate.payload || idempotent(route)) statuses.add(400);
-  if (authenticated) {
-    statuses.add(401);
-    statuses.add(403);
-  }
+  if (authenticated) statuses.add(401);
+  // An API key's scope, IP allow-list or environment; a SCIM token opens all its routes or none.
+  if (authenticated && securitySchemeOf(route) === 'bearer') statuses.add(403);
   // A resource named by the path, or by an `id` in the body (PATCH and DELETE /v1/webhooks).
   const payloadKeys = (validate.payload?.describe() as { keys?: Record<string, unknown> } | undefined)?.keys;
   if (validate.params || payloadKeys?.id) statuses.add(404);
