@@ -483,6 +483,8 @@ test('the OpenAPI document has every SCIM protocol route: SCIM token, applicatio
     t.true(operation.tags.includes('scim'), `${key}: tags`);
     t.deepEqual(operation.security, [{ scimToken: [] }], `${key}: security`);
     t.truthy(operation['x-sdk-excluded'], `${key}: identity providers, not the SDK, call it`);
+    t.is(operation.responses['401']?.$ref, '#/components/responses/ScimUnauthorized', `${key}: 401`);
+    t.falsy(operation.responses['403'], `${key}: a SCIM token has no scope to lack`);
     if (operation.requestBody) {
       t.deepEqual(
         Object.keys(operation.requestBody.content).sort(),
