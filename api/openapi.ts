@@ -3,7 +3,7 @@ import Joi from 'joi';
 import joiToJsonModule from 'joi-to-json';
 import { FAMILIES } from '../lib/families.ts';
 import { fieldDeprecationOf } from './deprecation.ts';
-import { errorEnvelope } from './schemas.ts';
+import { errorEnvelope, scimErrorBody } from './schemas.ts';
 import type { RouteDeprecation, RouteSettings } from './types.ts';
 import { API_REVISION, OPENAPI_DOCUMENT_VERSION } from './version.ts';
 
@@ -202,6 +202,35 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
   500: { name: 'InternalError', description: '`internal_error`: quote `request_id` to support.' },
 };
 
+/**
+ * The same statuses for routes whose errors are RFC 7644's SCIM error (`plugins.valise.openapi.errorBody`
+ * `scim`, components/schemas/ScimError): `status` is the status as a string, `scimType` says what
+ * was wrong where RFC 7644 §3.12 has a word for it.
+ */
+const SCIM_ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: '`scimType` `invalidFilter`, `invalidValue`, `invalidSyntax`, `noTarget` or `mutability`: the filter, a parameter or the body is refused.',
+  401: 'No SCIM token, or one that is unknown or revoked (an API key is refused here too).',
+  404: 'No resource by that id in the workspace of the token.',
+  409: '`scimType` `uniqueness`: another member of the workspace has this `userName` or e-mail address.',
+  413: 'The body is larger than this operation accepts.',
+  415: 'The body is neither `application/scim+json` nor `application/json`.',
+  429: "Over the workspace's rate limit: retry after `Retry-After` seconds.",
+  500: 'Something went wrong on our side.',
+};
+
+/** The security scheme of routes authenticated by another strategy than the API key (`options.auth`). */
+const SCHEME_OF_STRATEGY: Record<string, string> = { 'scim-token': 'scimToken' };
+
+const SECURITY_SCHEMES: Record<string, { type: 'http'; scheme: 'bearer'; description: string }> = {
+  bearer: { type: 'http', scheme: 'bearer', description: 'An API key: svc_live_…, svc_test_…' },
+  scimToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'A SCIM token (`scim_…`), created with POST /v1/scim/tokens and given to an identity provider: it opens the SCIM protocol routes of its workspace and nothing else. API keys are refused there (401).',
+  },
+};
+
 /** Each family's tag (lib/families.ts), and the tags of the routes that belong to no one family. */
 const TAGS: Record<string, string> = {
   ...Object.fromEntries(
@@ -212,7 +241,13 @@ const TAGS: Record<string, string> = {
   meta: 'About the API and the caller.',
 };
 
-const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 206: 'Partial content' };
+const SUCCESS_DESCRIPTIONS: Record<string, string> = {
+  200: 'OK',
+  201: 'Created',
+  204: 'No content',
+  206: 'Partial content',
+};
+const JSON_MEDIA_TYPE = 'application/json';
 const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
 
 type Validate = { params?: Joi.ObjectSchema; query?: Joi.ObjectSchema; payload?: Joi.Schema };
@@ -222,6 +257,7 @@ export function buildOpenApiDocument(server: Server) {
   const { config } = server.app.services;
   const paths: Record<string, Record<string, Operation>> = {};
   const tags = new Set<string>();
+  const scimErrors = new Set<number>();
   for (const route of server.table()) {
     const settings = route.settings;
     if (!settings.tags?.includes('api')) continue;
@@ -229,10 +265,11 @@ export function buildOpenApiDocument(server: Server) {
     const valise: RouteSettings = settings.plugins?.valise ?? {};
     const validate = (settings.validate ?? {}) as Validate;
     const isPublic = (settings.auth as unknown) === false;
+    const scheme = securitySchemeOf(route);
     const operation: Operation = {
       operationId: settings.id,
       summary: settings.description,
-      description: [settings.notes, access(isPublic, valise.scope)].filter(Boolean).join('\n\n'),
+      description: [settings.notes, access(isPublic, scheme, valise.scope)].filter(Boolean).join('\n\n'),
       tags: settings.tags.filter((t) => t !== 'api'),
       parameters: [
         ...parameters(validate.params, 'path'),
@@ -240,11 +277,14 @@ export function buildOpenApiDocument(server: Server) {
         ...(idempotent(route) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
       ],
     };
-    const body = requestBody(validate, settings.payload as RouteOptionsPayload | undefined, route.method);
+    const mediaType = valise.openapi?.mediaType ?? JSON_MEDIA_TYPE;
+    const body = requestBody(validate, settings.payload as RouteOptionsPayload | undefined, route.method, mediaType);
     if (body) operation.requestBody = body;
     operation.responses = responses(route, valise);
-    operation.security = isPublic ? [] : [{ bearer: [] }];
+    if (valise.openapi?.errorBody === 'scim') for (const status of errorStatuses(route)) scimErrors.add(status);
+    operation.security = isPublic ? [] : [{ [scheme]: [] }];
     if (valise.scope) operation['x-required-scope'] = valise.scope;
+    if (valise.sdk) operation['x-sdk-excluded'] = valise.sdk.excluded;
     if (valise.deprecated) {
       operation.deprecated = true;
       operation.description = [operation.description, deprecationNote(valise.deprecated)].join('\n\n');
@@ -267,9 +307,7 @@ export function buildOpenApiDocument(server: Server) {
     tags: [...tags].sort().map((name) => ({ name, description: TAGS[name] ?? name })),
     paths,
     components: {
-      securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'An API key: svc_live_…, svc_test_…' },
-      },
+      securitySchemes: SECURITY_SCHEMES,
       parameters: {
         IdempotencyKey: {
           name: 'Idempotency-Key',
@@ -280,28 +318,52 @@ export function buildOpenApiDocument(server: Server) {
           schema: { type: 'string', minLength: 8, maxLength: 255 },
         },
       },
-      responses: Object.fromEntries(
-        Object.values(ERROR_RESPONSES).map(({ name, description }) => [
-          name,
-          {
-            description,
-            ...(name === 'TooManyRequests'
-              ? {
-                  headers: {
-                    'Retry-After': {
-                      description: 'Seconds to wait before trying again.',
-                      schema: { type: 'string', pattern: '^[0-9]+$' },
-                    },
-                  },
-                }
-              : {}),
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-          },
-        ]),
-      ),
-      schemas: { Error: errorSchema() },
+      responses: {
+        ...Object.fromEntries(
+          Object.entries(ERROR_RESPONSES).map(([status, { name, description }]) => [
+            name,
+            errorResponse(Number(status), description, JSON_MEDIA_TYPE, 'Error'),
+          ]),
+        ),
+        // Only those some SCIM route answers: an unused component is a lint warning.
+        ...Object.fromEntries(
+          [...scimErrors]
+            .sort()
+            .map((status) => [
+              scimErrorResponseName(status),
+              errorResponse(status, SCIM_ERROR_DESCRIPTIONS[status] ?? '', 'application/scim+json', 'ScimError'),
+            ]),
+        ),
+      },
+      schemas: { Error: errorSchema(), ...(scimErrors.size > 0 ? { ScimError: toSchema(scimErrorBody) } : {}) },
     },
   };
+}
+
+function errorResponse(status: number, description: string, mediaType: string, schema: string) {
+  return {
+    description,
+    ...(status === 429
+      ? {
+          headers: {
+            'Retry-After': {
+              description: 'Seconds to wait before trying again.',
+              schema: { type: 'string', pattern: '^[0-9]+$' },
+            },
+          },
+        }
+      : {}),
+    content: { [mediaType]: { schema: { $ref: `#/components/schemas/${schema}` } } },
+  };
+}
+
+const scimErrorResponseName = (status: number) => `Scim${ERROR_RESPONSES[status]?.name ?? status}`;
+
+/** The security scheme a route's callers present: its authentication strategy's, else an API key. */
+function securitySchemeOf(route: RouteEntry): string {
+  const strategies = (route.settings.auth as { strategies?: string[] } | false | undefined) || undefined;
+  const strategy = strategies?.strategies?.find((name) => SCHEME_OF_STRATEGY[name]);
+  return strategy ? (SCHEME_OF_STRATEGY[strategy] ?? 'bearer') : 'bearer';
 }
 
 /** The envelope, with `error` required: every error answer carries it. */
@@ -311,25 +373,29 @@ function errorSchema(): JsonSchema {
   return schema;
 }
 
-function access(isPublic: boolean, scope: string | undefined): string {
+function access(isPublic: boolean, scheme: string, scope: string | undefined): string {
   if (isPublic) return 'Public: no API key.';
+  if (scheme === 'scimToken') return 'Requires a SCIM token (`scim_…`); API keys are refused (401).';
   return scope
     ? `Requires an API key holding the \`${scope}\` scope (403 \`scope_missing\` otherwise).`
     : 'Requires an API key; any scope.';
 }
 
-/** Whether a route honours `Idempotency-Key`: writes with a key, and public writes that name their owner. */
+/**
+ * Whether a route honours `Idempotency-Key`: writes with an API key, and public writes that name their
+ * owner. A SCIM token keeps no idempotency records (RFC 7644 has none).
+ */
 function idempotent(route: RouteEntry): boolean {
   const settings = route.settings;
-  if (!MUTATING.has(route.method)) return false;
+  if (!MUTATING.has(route.method) || securitySchemeOf(route) !== 'bearer') return false;
   return (settings.auth as unknown) !== false || settings.plugins?.valise?.idempotencyOwner !== undefined;
 }
 
 /**
  * The error statuses an operation can answer, from what its route does: authenticated routes
- * answer 401 and 403; path parameters or a body `id` 404; parameters, a JSON body or an `Idempotency-Key` 400;
- * a JSON body 413 and 415; authenticated writes (idempotent) 409; every rate-limited route 429;
- * every route 500. `plugins.valise.openapi.errors` adds what its domain logic answers besides.
+ * answer 401, and 403 with an API key; path parameters or a body `id` 404; parameters, a JSON
+ * body or an `Idempotency-Key` 400; a JSON body 413 and 415; writes with an API key (idempotent)
+ * 409; every rate-limited route 429; every route 500. `plugins.valise.openapi.errors` adds what its domain logic answers besides.
  */
 export function errorStatuses(route: RouteEntry): number[] {
   const settings = route.settings;
@@ -340,10 +406,9 @@ export function errorStatuses(route: RouteEntry): number[] {
   const jsonBody = mutating && (settings.payload as RouteOptionsPayload | undefined)?.parse !== false;
   const statuses = new Set<number>([500, ...(valise.openapi?.errors ?? [])]);
   if (validate.params || validate.query || validate.payload || idempotent(route)) statuses.add(400);
-  if (authenticated) {
-    statuses.add(401);
-    statuses.add(403);
-  }
+  if (authenticated) statuses.add(401);
+  // An API key's scope, IP allow-list or environment; a SCIM token opens all its routes or none.
+  if (authenticated && securitySchemeOf(route) === 'bearer') statuses.add(403);
   // A resource named by the path, or by an `id` in the body (PATCH and DELETE /v1/webhooks).
   const payloadKeys = (validate.payload?.describe() as { keys?: Record<string, unknown> } | undefined)?.keys;
   if (validate.params || payloadKeys?.id) statuses.add(404);
@@ -367,6 +432,7 @@ function responses(route: RouteEntry, valise: RouteSettings) {
   for (const status of valise.openapi?.binary ?? []) statuses[status] = undefined;
   if (Object.keys(statuses).length === 0) statuses['200'] = undefined;
   const binary = new Set((valise.openapi?.binary ?? []).map(String));
+  const mediaType = valise.openapi?.mediaType ?? JSON_MEDIA_TYPE;
   for (const [status, schema] of Object.entries(statuses)) {
     const description = SUCCESS_DESCRIPTIONS[status] ?? 'OK';
     if (binary.has(status)) {
@@ -376,24 +442,32 @@ function responses(route: RouteEntry, valise: RouteSettings) {
         content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
       };
     } else {
-      out[status] = schema
-        ? { description, content: { 'application/json': { schema: toSchema(schema) } } }
-        : { description };
+      // A 204 has no body, whatever the route's schema lets through (hapi sends none).
+      out[status] =
+        schema && status !== '204'
+          ? { description, content: { [mediaType]: { schema: toSchema(schema) } } }
+          : { description };
     }
   }
   for (const [status, description] of Object.entries(valise.openapi?.statuses ?? {})) out[status] = { description };
   for (const status of errorStatuses(route)) {
     const error = ERROR_RESPONSES[status];
     if (!error) throw new Error(`${route.method.toUpperCase()} ${route.path}: no error response for status ${status}`);
-    out[status] = { $ref: `#/components/responses/${error.name}` };
+    const name = valise.openapi?.errorBody === 'scim' ? scimErrorResponseName(status) : error.name;
+    out[status] = { $ref: `#/components/responses/${name}` };
   }
   return out;
 }
 
-/** A JSON body from the route's joi payload schema, or the raw bytes of a route that streams its body. */
-function requestBody(validate: Validate, payload: RouteOptionsPayload | undefined, method: string) {
+/**
+ * A JSON body from the route's joi payload schema, in the route's media type and whatever other types
+ * its `payload.allow` reads; or the raw bytes of a route that streams its body.
+ */
+function requestBody(validate: Validate, payload: RouteOptionsPayload | undefined, method: string, mediaType: string) {
   if (validate.payload && typeof validate.payload === 'object' && 'describe' in validate.payload) {
-    return { content: { 'application/json': { schema: toSchema(validate.payload) } } };
+    const schema = toSchema(validate.payload);
+    const types = new Set([mediaType, ...[payload?.allow ?? []].flat()]);
+    return { content: Object.fromEntries([...types].map((type) => [type, { schema }])) };
   }
   if (MUTATING.has(method) && payload?.parse === false) {
     const types = [payload.allow ?? 'application/octet-stream'].flat().filter((type) => type !== 'application/json');

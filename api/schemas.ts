@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { SCOPES } from '../lib/api-keys/scopes.ts';
+import { SCHEMA as SCIM_SCHEMA } from '../lib/scim/resources.ts';
 
 // Schemas shared by several routes. Route-specific ones live beside their route.
 
@@ -95,3 +96,16 @@ export const errorEnvelope = Joi.object({
     request_id: Joi.string().allow(null),
   }).unknown(true),
 }).label('Error');
+
+/** The SCIM protocol routes' error body (RFC 7644 §3.12), as api/errors.ts `renderScimError` writes it. */
+export const scimErrorBody = Joi.object({
+  schemas: Joi.array().items(Joi.string().valid(SCIM_SCHEMA.error)).length(1).required(),
+  status: Joi.string()
+    .pattern(/^[45][0-9]{2}$/)
+    .required()
+    .description('The HTTP status, as a string.'),
+  scimType: Joi.string()
+    .valid('invalidFilter', 'invalidValue', 'invalidSyntax', 'noTarget', 'mutability', 'uniqueness')
+    .description('What was wrong, where RFC 7644 has a word for it; always set on a 400.'),
+  detail: Joi.string().required(),
+}).label('ScimError');

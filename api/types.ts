@@ -29,6 +29,11 @@ export type RouteSettings = {
   scim?: { operation: ScimOperation; resourceType: ScimResourceType };
   /** What the OpenAPI document cannot read from the route's other settings (api/openapi.ts). */
   openapi?: OpenApiSettings;
+  /**
+   * An operation the SDK leaves out on purpose, and why (its clients are someone else's software):
+   * published as `x-sdk-excluded`, which the SDK's coverage check (test/sdk/drift.test.ts) honours.
+   */
+  sdk?: { excluded: string };
   /** A route on its way out (api/deprecation.ts): its headers, and `deprecated` in the OpenAPI document. */
   deprecated?: RouteDeprecation;
   /**
@@ -58,6 +63,17 @@ export type OpenApiSettings = {
   binary?: number[];
   /** Other statuses the route answers with a body of its own (not the error envelope): status → description. */
   statuses?: Record<number, string>;
+  /**
+   * The media type of the route's JSON bodies, answers and errors alike (`application/scim+json` for
+   * the SCIM protocol); `application/json` when unset. A request body may also come in any type the
+   * route's `payload.allow` lists.
+   */
+  mediaType?: string;
+  /**
+   * The body of its error answers: the API's envelope (`components/schemas/Error`), or RFC 7644's
+   * SCIM error (`components/schemas/ScimError`, what api/errors.ts `renderScimError` writes).
+   */
+  errorBody?: 'envelope' | 'scim';
 };
 
 /** Process-wide dependencies, reachable from any handler as `request.server.app`. */

@@ -20,7 +20,10 @@ type Operation = {
   responses: Record<string, { $ref?: string }>;
   'x-required-scope'?: string;
 };
-type Document = { paths: Record<string, Record<string, Operation>> };
+type Document = {
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, unknown> };
+};
 
 let api: TestApi;
 let document: Document;
@@ -88,7 +91,7 @@ test('every operation has a unique operationId that code generators accept', (t)
   t.is(new Set(ids).size, ids.length, 'operationIds must be unique');
 });
 
-test('every operation lists its error responses with the envelope, and says who may call it', (t) => {
+test('every operation lists its error responses with the envelope (or the SCIM error), and says who may call it', (t) => {
   for (const { key, operation } of operations()) {
     // 4xx and 500 are the envelope; a 503 of its own (GET /v1/health's report) is not an error envelope.
     const errors = Object.entries(operation.responses).filter(([status]) => /^(4\d\d|500)$/.test(status));
@@ -97,14 +100,26 @@ test('every operation lists its error responses with the envelope, and says who 
       errors.every(([, response]) => response.$ref?.startsWith('#/components/responses/')),
       `${key}: error responses must be the shared envelope responses`,
     );
+    const scim = operation.security?.some((requirement) => 'scimToken' in (requirement as object)) ?? false;
+    t.is(
+      errors.every(([, response]) => response.$ref?.startsWith('#/components/responses/Scim')),
+      scim,
+      `${key}: the SCIM error body is for the routes a SCIM token opens, and only them`,
+    );
     t.truthy(operation.responses['500'], `${key}: 500`);
     if (operation.security?.length === 0) {
       t.regex(operation.description ?? '', /Public: no API key\./, `${key}: public, and says so`);
       t.falsy(operation.responses['401'], `${key}: public, yet documents 401`);
     } else {
-      t.deepEqual(operation.security, [{ bearer: [] }], `${key}: security`);
+      t.true(
+        operation.security?.length === 1 &&
+          ['bearer', 'scimToken'].includes(Object.keys(operation.security[0] ?? {})[0] ?? ''),
+        `${key}: security ${JSON.stringify(operation.security)}`,
+      );
+      if (scim) t.regex(operation.description ?? '', /Requires a SCIM token/, `${key}: says it takes a SCIM token`);
       t.truthy(operation.responses['401'], `${key}: 401`);
-      t.truthy(operation.responses['403'], `${key}: 403`);
+      // A SCIM token has no scope: it opens every SCIM protocol route of its workspace, or none.
+      if (!scim) t.truthy(operation.responses['403'], `${key}: 403`);
       const scope = operation['x-required-scope'];
       if (scope) t.true(operation.description?.includes(`\`${scope}\``), `${key}: the description names ${scope}`);
     }

@@ -399,7 +399,136 @@ test('discovery: ServiceProviderConfig, ResourceTypes and Schemas', async (t) =>
     schemas.body.Resources.map((r: { id: string }) => r.id),
     [USER, ENTERPRISE, GROUP],
   );
+  // Each one is where its meta.location says (RFC 7644 §4: a schema by its URN, a resource type by name).
+  for (const resource of [...types.body.Resources, ...schemas.body.Resources]) {
+    const location = new URL(resource.meta.location);
+    const one = await scim(p, 'GET', location.pathname);
+    t.is(one.status, 200, `${location.pathname}: ${one.text}`);
+    t.deepEqual(one.body, resource);
+    t.regex(one.headers.get('content-type') ?? '', /^application\/scim\+json/);
+  }
+  t.is((await scim(p, 'GET', `/v1/scim/Schemas/${USER.toLowerCase()}`)).body.id, USER, 'URNs are case-insensitive');
+  isScimError(t, await scim(p, 'GET', '/v1/scim/ResourceTypes/Printer'), 404);
+  isScimError(t, await scim(p, 'GET', '/v1/scim/Schemas/urn:example:nothing'), 404);
   isScimError(t, await scim(p, 'GET', '/v1/scim/Nothing'), 404);
+});
+
+test('the OpenAPI document has every SCIM protocol route: SCIM token, application/scim+json, SCIM errors', async (t) => {
+  const response = await api.call('GET', '/v1/openapi.json');
+  t.is(response.status, 200);
+  type Content = Record<string, { schema: Record<string, any> }>;
+  type Operation = {
+    operationId: string;
+    tags: string[];
+    security: Array<Record<string, string[]>>;
+    requestBody?: { content: Content };
+    responses: Record<string, { $ref?: string; content?: Content }>;
+    'x-sdk-excluded'?: string;
+  };
+  const document = response.body as {
+    paths: Record<string, Record<string, Operation>>;
+    components: {
+      securitySchemes: Record<string, { type: string; scheme: string; description: string }>;
+      responses: Record<string, { content: Content }>;
+      schemas: Record<string, { properties: Record<string, unknown>; required: string[] }>;
+    };
+  };
+  const expected: Record<string, string> = {
+    'GET /v1/scim/Users': 'scim.listUsers',
+    'POST /v1/scim/Users': 'scim.createUser',
+    'GET /v1/scim/Users/{id}': 'scim.getUser',
+    'PUT /v1/scim/Users/{id}': 'scim.replaceUser',
+    'PATCH /v1/scim/Users/{id}': 'scim.patchUser',
+    'DELETE /v1/scim/Users/{id}': 'scim.deleteUser',
+    'GET /v1/scim/Groups': 'scim.listGroups',
+    'POST /v1/scim/Groups': 'scim.createGroup',
+    'GET /v1/scim/Groups/{id}': 'scim.getGroup',
+    'PUT /v1/scim/Groups/{id}': 'scim.replaceGroup',
+    'PATCH /v1/scim/Groups/{id}': 'scim.patchGroup',
+    'DELETE /v1/scim/Groups/{id}': 'scim.deleteGroup',
+    'GET /v1/scim/ServiceProviderConfig': 'scim.serviceProviderConfig',
+    'GET /v1/scim/ResourceTypes': 'scim.resourceTypes',
+    'GET /v1/scim/Schemas': 'scim.schemas',
+    'GET /v1/scim/ResourceTypes/{id}': 'scim.getResourceType',
+    'GET /v1/scim/Schemas/{id}': 'scim.getSchema',
+  };
+  // Every route a SCIM token opens is one of them: none is left out of the document.
+  const opened = api.server
+    .table()
+    .filter((route) =>
+      (route.settings.auth as { strategies?: string[] } | undefined)?.strategies?.includes('scim-token'),
+    )
+    .map((route) => `${route.method.toUpperCase()} ${route.path}`);
+  t.deepEqual(opened.sort(), Object.keys(expected).sort());
+
+  const scheme = document.components.securitySchemes.scimToken;
+  t.like(scheme, { type: 'http', scheme: 'bearer' });
+  t.regex(scheme?.description ?? '', /scim_.*POST \/v1\/scim\/tokens.*API keys are refused/s);
+  const scimError = document.components.schemas.ScimError;
+  t.deepEqual(Object.keys(scimError?.properties ?? {}).sort(), ['detail', 'schemas', 'scimType', 'status']);
+  t.deepEqual(scimError?.properties.status, {
+    type: 'string',
+    description: 'The HTTP status, as a string.',
+    pattern: '^[45][0-9]{2}$',
+  });
+
+  for (const [key, operationId] of Object.entries(expected)) {
+    const [method = '', path = ''] = key.split(' ');
+    const operation = document.paths[path]?.[method.toLowerCase()];
+    if (!operation) {
+      t.fail(`${key} is not in the document`);
+      continue;
+    }
+    t.is(operation.operationId, operationId, key);
+    t.true(operation.tags.includes('scim'), `${key}: tags`);
+    t.deepEqual(operation.security, [{ scimToken: [] }], `${key}: security`);
+    t.truthy(operation['x-sdk-excluded'], `${key}: identity providers, not the SDK, call it`);
+    t.is(operation.responses['401']?.$ref, '#/components/responses/ScimUnauthorized', `${key}: 401`);
+    t.falsy(operation.responses['403'], `${key}: a SCIM token has no scope to lack`);
+    if (operation.requestBody) {
+      t.deepEqual(
+        Object.keys(operation.requestBody.content).sort(),
+        ['application/json', 'application/scim+json'],
+        `${key}: request body`,
+      );
+    }
+    for (const [status, answer] of Object.entries(operation.responses)) {
+      if (/^(4\d\d|500)$/.test(status)) {
+        const name = answer.$ref?.replace('#/components/responses/', '') ?? '';
+        const content = document.components.responses[name]?.content;
+        t.deepEqual(
+          content,
+          { 'application/scim+json': { schema: { $ref: '#/components/schemas/ScimError' } } },
+          `${key} → ${status}`,
+        );
+      } else if (answer.content) {
+        t.deepEqual(Object.keys(answer.content), ['application/scim+json'], `${key} → ${status}`);
+        const schema = answer.content['application/scim+json']?.schema;
+        t.truthy(schema?.properties?.schemas, `${key} → ${status}: a SCIM schema`);
+      } else {
+        t.true(['204', '304'].includes(status), `${key} → ${status} has no body`);
+      }
+    }
+  }
+  // The User with the enterprise extension, the Group, and their lists.
+  const userOf = (key: string) => {
+    const [method = '', path = ''] = key.split(' ');
+    const operation = document.paths[path]?.[method.toLowerCase()];
+    return operation?.responses[method === 'POST' ? '201' : '200']?.content?.['application/scim+json']?.schema;
+  };
+  const user = userOf('GET /v1/scim/Users/{id}');
+  t.truthy(user?.properties?.[ENTERPRISE]?.properties?.manager);
+  t.truthy(user?.properties?.meta?.properties?.version);
+  t.deepEqual(userOf('POST /v1/scim/Users'), user);
+  t.deepEqual(userOf('GET /v1/scim/Users')?.properties?.Resources?.items, user);
+  t.truthy(userOf('GET /v1/scim/Groups/{id}')?.properties?.members);
+  const patch = document.paths['/v1/scim/Users/{id}']?.patch?.requestBody?.content['application/scim+json']?.schema;
+  t.deepEqual(patch?.required, ['schemas', 'Operations']);
+  t.is(document.paths['/v1/scim/Users/{id}']?.get?.responses['304'] !== undefined, true, '304 with If-None-Match');
+  t.is(document.paths['/v1/scim/Users']?.post?.responses['409']?.$ref, '#/components/responses/ScimConflict');
+  // The token and audit routes stay API-key routes with the envelope.
+  t.deepEqual(document.paths['/v1/scim/tokens']?.get?.security, [{ bearer: [] }]);
+  t.is(document.paths['/v1/scim/audit']?.get?.responses['401']?.$ref, '#/components/responses/Unauthorized');
 });
 
 test('a SCIM token of workspace B sees none of A’s users or groups', async (t) => {

@@ -1,3 +1,4 @@
+import { notFound } from '../errors.ts';
 import { SCHEMA } from './resources.ts';
 import { SCIM_MAX_RESULTS } from './users.ts';
 
@@ -6,9 +7,16 @@ import { SCIM_MAX_RESULTS } from './users.ts';
 
 const DOCS = 'https://docs.valise.example/scim';
 
+/** The schema URNs of the discovery answers (RFC 7643 §5, §6, §7). */
+export const DISCOVERY_SCHEMA = {
+  serviceProviderConfig: 'urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig',
+  resourceType: 'urn:ietf:params:scim:schemas:core:2.0:ResourceType',
+  schema: 'urn:ietf:params:scim:schemas:core:2.0:Schema',
+} as const;
+
 export function serviceProviderConfig(baseUrl: string) {
   return {
-    schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
+    schemas: [DISCOVERY_SCHEMA.serviceProviderConfig],
     documentationUri: DOCS,
     patch: { supported: true },
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
@@ -30,7 +38,20 @@ export function serviceProviderConfig(baseUrl: string) {
   };
 }
 
-const RESOURCE_TYPE_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ResourceType';
+const RESOURCE_TYPE_SCHEMA = DISCOVERY_SCHEMA.resourceType;
+
+/**
+ * One of the answers' resources, where its `meta.location` says: by id, without regard to case
+ * (a resource type's name, a schema's URN: RFC 7644 §4 reads a schema at /Schemas/{urn}).
+ */
+function oneOf<T extends { id: string }>(list: { Resources: T[] }, id: string, what: string): T {
+  const wanted = id.toLowerCase();
+  const found = list.Resources.find((resource) => resource.id.toLowerCase() === wanted);
+  if (!found) throw notFound(what);
+  return found;
+}
+
+export const resourceType = (baseUrl: string, id: string) => oneOf(resourceTypes(baseUrl), id, 'resource type');
 
 export function resourceTypes(baseUrl: string) {
   const types = [
@@ -161,7 +182,7 @@ const GROUP_ATTRIBUTES: Attribute[] = [
 
 export function schemas(baseUrl: string) {
   const schema = (id: string, name: string, description: string, attributes: unknown[]) => ({
-    schemas: ['urn:ietf:params:scim:schemas:core:2.0:Schema'],
+    schemas: [DISCOVERY_SCHEMA.schema],
     id,
     name,
     description,
@@ -180,3 +201,5 @@ export function schemas(baseUrl: string) {
   ];
   return { schemas: [SCHEMA.list], totalResults: all.length, startIndex: 1, itemsPerPage: all.length, Resources: all };
 }
+
+export const schema = (baseUrl: string, id: string) => oneOf(schemas(baseUrl), id, 'schema');

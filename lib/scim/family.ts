@@ -5,7 +5,8 @@ export const scimFamily = {
   name: 'scim',
   openapi: {
     tag: 'scim',
-    description: 'SCIM 2.0 provisioning: the tokens identity providers use, and the audit of what they did.',
+    description:
+      'SCIM 2.0 provisioning (RFC 7643, RFC 7644): the tokens identity providers use and the audit of what they did (API keys), and the SCIM protocol itself, Users, Groups and the discovery endpoints (SCIM tokens, `application/scim+json`, SCIM error bodies).',
   },
   tables: {
     // Members belong to the workspace, not to one environment: only a live key makes a SCIM token.

@@ -91,7 +91,7 @@ function requestEnums(document: OpenApiDocument): Array<[string, Array<[string, 
       for (const parameter of operation.parameters ?? []) {
         if (parameter.in === 'query' && parameter.schema.enum) fields.set(parameter.name, parameter.schema.enum);
       }
-      const body = operation.requestBody?.content['application/json']?.schema;
+      const body = jsonSchemaOf(operation.requestBody?.content);
       for (const [name, property] of Object.entries(body?.properties ?? {})) {
         if (property.enum) fields.set(name, property.enum);
       }
@@ -100,6 +100,12 @@ function requestEnums(document: OpenApiDocument): Array<[string, Array<[string, 
     }
   }
   return table.sort(([a], [b]) => (a < b ? -1 : 1));
+}
+
+/** The schema of a body in JSON: `application/json`, or a `+json` type of its own (`application/scim+json`). */
+function jsonSchemaOf(content: Record<string, { schema?: JsonSchema }> | undefined): JsonSchema | undefined {
+  const json = Object.entries(content ?? {}).find(([type]) => /^application\/(?:[\w.-]+\+)?json$/.test(type));
+  return json?.[1].schema;
 }
 
 function renderOperation(method: string, operation: OpenApiOperation): string[] {
@@ -117,10 +123,10 @@ function renderOperation(method: string, operation: OpenApiOperation): string[] 
     };
     lines.push(`  ${where}: ${render(schema, 1)};`);
   }
-  const body = operation.requestBody?.content['application/json']?.schema;
+  const body = jsonSchemaOf(operation.requestBody?.content);
   if (body) lines.push(`  body: ${render(body, 1)};`);
   const success = operation.responses['201'] ?? operation.responses['200'];
-  const response = success?.content?.['application/json']?.schema;
+  const response = jsonSchemaOf(success?.content);
   lines.push(`  response: ${response ? render(response, 1) : 'unknown'};`);
   if (operation['x-required-scope']) lines.push(`  scope: ${JSON.stringify(operation['x-required-scope'])};`);
   lines.push('};');

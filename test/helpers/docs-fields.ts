@@ -55,7 +55,8 @@ export async function readFieldTables(exclude: readonly string[] = []): Promise<
           method,
           path,
           part: part === 'request' ? ('request' as const) : Number(part),
-          pointer: pointer ? pointer.split('.') : [],
+          // `.` between names, but not before a digit: `…:enterprise:2.0:User` is one name.
+          pointer: pointer ? pointer.split(/\.(?!\d)/) : [],
         };
         pendingTie = { tie, line: i + 1 };
         continue;
@@ -97,10 +98,21 @@ export function fieldNames(cell: string): string[] {
 export function resolveTie(document: OpenApiDocument, tie: Tie): JsonSchema | string {
   const operation = document.paths[tie.path]?.[tie.method.toLowerCase()];
   if (!operation) return `${tie.method} ${tie.path} is not in the OpenAPI document`;
-  const body =
+  type Content = Record<string, { schema: JsonSchema }>;
+  // An error response is shared (`$ref` to components/responses), its schema too (components/schemas).
+  const shared = (document.components as { responses?: Record<string, { content?: Content }> }).responses ?? {};
+  const answer = tie.part === 'request' ? undefined : operation.responses[String(tie.part)];
+  const ref = (answer as { $ref?: string } | undefined)?.$ref;
+  const content: Content | undefined =
     tie.part === 'request'
-      ? operation.requestBody?.content['application/json']?.schema
-      : operation.responses[String(tie.part)]?.content?.['application/json']?.schema;
+      ? operation.requestBody?.content
+      : ref
+        ? shared[ref.split('/').pop() ?? '']?.content
+        : answer?.content;
+  // The operation's JSON, `application/json` or a `+json` type of its own (`application/scim+json`).
+  let body = Object.entries(content ?? {}).find(([type]) => /^application\/(?:[\w.-]+\+)?json$/.test(type))?.[1]
+    ?.schema;
+  if (body?.$ref) body = document.components.schemas[body.$ref.split('/').pop() ?? ''];
   if (!body)
     return `${tie.method} ${tie.path} has no JSON ${tie.part === 'request' ? 'request body' : `${tie.part} response`}`;
   let schema: JsonSchema = body;

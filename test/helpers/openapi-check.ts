@@ -1,7 +1,6 @@
 import type { Request, Server } from '@hapi/hapi';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { isScimProtocolPath } from '../../api/errors.ts';
 import { buildOpenApiDocument } from '../../api/openapi.ts';
 
 // A validator built from the OpenAPI document, checking real traffic: what a validating proxy
@@ -59,6 +58,8 @@ type CompiledOperation = {
 };
 
 const mediaType = (header: string | undefined) => header?.split(';')[0]?.trim().toLowerCase() || undefined;
+/** JSON, under its own name or another's (`application/scim+json`, RFC 6839's `+json` suffix). */
+const isJson = (type: string | undefined) => type !== undefined && /^application\/(?:[\w.-]+\+)?json$/.test(type);
 const pointerSegment = (segment: string) => encodeURIComponent(segment.replaceAll('~', '~0').replaceAll('/', '~1'));
 
 export function createOpenApiValidator(document: OpenApiDocument) {
@@ -163,7 +164,7 @@ export function createOpenApiValidator(document: OpenApiDocument) {
         // No body (a 204-like answer): nothing to hold against a schema.
       } else if (!matching) {
         problems.push(`${where}: answered ${type}, documented ${documented.join(', ')}`);
-      } else if (matching === 'application/json' && response.content[matching]?.schema) {
+      } else if (isJson(matching) && response.content[matching]?.schema) {
         const validate = schemaAt(`${responsePointer}/content/${pointerSegment(matching)}/schema`);
         if (!validate(exchange.responseBody)) problems.push(`${where}: response body: ${errorsOf(validate)}`);
       }
@@ -186,7 +187,7 @@ export function createOpenApiValidator(document: OpenApiDocument) {
         problems.push(
           `${where}: sent ${type ?? 'no content type'}, documented ${Object.keys(body.content).join(', ')}`,
         );
-      } else if (type === 'application/json') {
+      } else if (isJson(type)) {
         const validate = schemaAt(`${entry.pointer}/requestBody/content/${pointerSegment(type)}/schema`);
         if (!validate(exchange.requestBody)) problems.push(`${where}: request body: ${errorsOf(validate)}`);
       }
@@ -211,7 +212,7 @@ export function exchangeOf(request: Request): Exchange | undefined {
   const length = Number(request.headers['content-length'] ?? 0);
   const hasRequestBody = length > 0 || request.headers['transfer-encoding'] !== undefined;
   let requestBody: unknown;
-  if (mediaType(requestContentType) === 'application/json') {
+  if (isJson(mediaType(requestContentType))) {
     requestBody = orig?.payload ?? request.payload;
     if (Buffer.isBuffer(requestBody) || typeof (requestBody as { pipe?: unknown })?.pipe === 'function') {
       requestBody = undefined;
@@ -220,7 +221,7 @@ export function exchangeOf(request: Request): Exchange | undefined {
   const responseContentType = (response.headers['content-type'] as string | undefined) ?? undefined;
   let responseBody: unknown;
   const source = response.source as unknown;
-  if (mediaType(responseContentType) === 'application/json') {
+  if (isJson(mediaType(responseContentType))) {
     if (typeof source === 'string') responseBody = JSON.parse(source);
     else if (Buffer.isBuffer(source)) responseBody = JSON.parse(source.toString('utf8'));
     else if (typeof (source as { pipe?: unknown })?.pipe !== 'function') {
@@ -253,8 +254,6 @@ export function checkTrafficAgainstOpenApi(server: Server, document?: OpenApiDoc
   server.events.on('response', (request) => {
     // The document describes /v1 (GET /v1/openapi.json is the document itself, not one of its operations).
     if (!request.path.startsWith('/v1/') || request.path === '/v1/openapi.json') return;
-    // Nor the SCIM protocol's routes: RFC 7644 is their contract (docs/scim.md).
-    if (isScimProtocolPath(request.path)) return;
     const exchange = exchangeOf(request);
     // A path no route has (404 from hapi's router) is no operation of the document.
     if (!exchange || request.route.path === '/{p*}' || (request.route.method as string) === '_special') return;

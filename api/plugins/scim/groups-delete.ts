@@ -2,15 +2,17 @@ import Joi from 'joi';
 import { deleteScimGroup } from '../../../lib/scim/groups.ts';
 import { defineRoute } from '../../route.ts';
 import { scimCallerOf } from '../../types.ts';
-import { scimAuth, scimIdParams } from './schemas.ts';
+import { scimAuth, scimIdParams, scimProtocol } from './schemas.ts';
 
 export const groupsDeleteRoute = defineRoute({
   method: 'DELETE',
   path: '/v1/scim/Groups/{id}',
   options: {
+    id: 'scim.deleteGroup',
     description: 'Delete a SCIM Group',
+    tags: ['api', 'scim'],
     auth: scimAuth,
-    plugins: { valise: { scim: { operation: 'delete_group', resourceType: 'Group' } } },
+    plugins: { valise: scimProtocol({ operation: 'delete_group', resourceType: 'Group' }) },
     validate: { params: scimIdParams },
     response: { status: { 204: Joi.any().valid(null, '') } },
   },

@@ -1,17 +1,19 @@
 import { getScimGroup } from '../../../lib/scim/groups.ts';
 import { defineRoute } from '../../route.ts';
 import { scimCallerOf } from '../../types.ts';
-import { scimAnswer, scimAuth, scimIdParams, scimProjectionQuery, withVersion } from './schemas.ts';
+import { scimAuth, scimGroup, scimIdParams, scimProjectionQuery, scimProtocol, withVersion } from './schemas.ts';
 
 export const groupsGetRoute = defineRoute({
   method: 'GET',
   path: '/v1/scim/Groups/{id}',
   options: {
+    id: 'scim.getGroup',
     description: 'Get a SCIM Group',
+    tags: ['api', 'scim'],
     auth: scimAuth,
-    plugins: { valise: { scim: { operation: 'list_groups', resourceType: 'Group' } } },
+    plugins: { valise: scimProtocol({ operation: 'list_groups', resourceType: 'Group' }, { notModified: true }) },
     validate: { params: scimIdParams, query: scimProjectionQuery },
-    response: { schema: scimAnswer },
+    response: { schema: scimGroup },
   },
   handler: async (request, h) =>
     withVersion(

@@ -1,6 +1,12 @@
 import type { Plugin } from '@hapi/hapi';
 import { auditRoute } from './audit.ts';
-import { resourceTypesRoute, schemasRoute, serviceProviderConfigRoute } from './discovery.ts';
+import {
+  resourceTypeRoute,
+  resourceTypesRoute,
+  schemaRoute,
+  schemasRoute,
+  serviceProviderConfigRoute,
+} from './discovery.ts';
 import { groupsCreateRoute } from './groups-create.ts';
 import { groupsDeleteRoute } from './groups-delete.ts';
 import { groupsGetRoute } from './groups-get.ts';
@@ -41,7 +47,9 @@ export const scimPlugin: Plugin<void> = {
       groupsDeleteRoute,
       serviceProviderConfigRoute,
       resourceTypesRoute,
+      resourceTypeRoute,
       schemasRoute,
+      schemaRoute,
     ]);
   },
 };

@@ -1,18 +1,20 @@
 import { replaceScimUser } from '../../../lib/scim/users.ts';
 import { defineRoute } from '../../route.ts';
 import { scimCallerOf } from '../../types.ts';
-import { scimAnswer, scimAuth, scimIdParams, scimPayload, scimResourceBody, withVersion } from './schemas.ts';
+import { scimAuth, scimIdParams, scimPayload, scimProtocol, scimUser, scimUserBody, withVersion } from './schemas.ts';
 
 export const usersReplaceRoute = defineRoute({
   method: 'PUT',
   path: '/v1/scim/Users/{id}',
   options: {
+    id: 'scim.replaceUser',
     description: 'Replace a SCIM User',
+    tags: ['api', 'scim'],
     auth: scimAuth,
     payload: scimPayload,
-    plugins: { valise: { scim: { operation: 'update_user', resourceType: 'User' } } },
-    validate: { params: scimIdParams, payload: scimResourceBody },
-    response: { schema: scimAnswer },
+    plugins: { valise: scimProtocol({ operation: 'update_user', resourceType: 'User' }, { uniqueness: true }) },
+    validate: { params: scimIdParams, payload: scimUserBody },
+    response: { schema: scimUser },
   },
   handler: async (request, h) =>
     withVersion(

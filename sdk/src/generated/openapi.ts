@@ -16,6 +16,15 @@ export type ErrorSchema = {
   };
 };
 
+export type ScimErrorSchema = {
+  schemas: Array<'urn:ietf:params:scim:api:messages:2.0:Error'>;
+  /** The HTTP status, as a string. */
+  status: string;
+  /** What was wrong, where RFC 7644 has a word for it; always set on a 400. */
+  scimType?: 'invalidFilter' | 'invalidValue' | 'invalidSyntax' | 'noTarget' | 'mutability' | 'uniqueness';
+  detail: string;
+};
+
 /**
  * Every documented operation, by path and method: `path` and `query` parameters, the JSON `body`
  * and the success `response` (200 or 201). `unknown` where the route declares no schema.
@@ -2633,6 +2642,750 @@ export interface Paths {
       scope: 'transfers:read';
     };
   };
+  '/v1/scim/Groups': {
+    /** List SCIM Groups (filter, startIndex, count, attributes, excludedAttributes) */
+    get: {
+      query: {
+        /** An RFC 7644 filter (docs/scim.md, "Lists and filters"). */
+        filter?: string;
+        /** 1-based; below 1 counts as 1. */
+        startIndex?: number;
+        /** Resources per page: default 100, clamped into 0..200. */
+        count?: number;
+        /** Attribute names, comma-separated; `id` and `schemas` are always returned. */
+        attributes?: string;
+        /** Attribute names, comma-separated; `id` and `schemas` are always returned. */
+        excludedAttributes?: string;
+      };
+      response: {
+        schemas: Array<'urn:ietf:params:scim:api:messages:2.0:ListResponse'>;
+        totalResults: number;
+        startIndex: number;
+        itemsPerPage: number;
+        Resources: Array<{
+          schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:Group'>;
+          id: string;
+          externalId?: string;
+          displayName?: string;
+          members?: Array<{
+            value: string;
+            /** The display name of the member, else their userName. */
+            display: string;
+            $ref: string;
+          }>;
+          meta?: {
+            resourceType?: 'Group';
+            created?: string;
+            lastModified?: string;
+            location?: string;
+            /** A weak ETag, one more on every change; also the `ETag` header of a single resource. */
+            version?: string;
+          };
+        }>;
+      };
+    };
+    /** Create a SCIM Group */
+    post: {
+      body: {
+        schemas?: Array<string>;
+        /** Required. */
+        displayName?: string | null;
+        externalId?: string | null;
+        members?: Array<{
+          /** A member id of the workspace. */
+          value?: string | null;
+          [key: string]: unknown;
+        }> | null;
+        [key: string]: unknown;
+      };
+      response: {
+        schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:Group'>;
+        id: string;
+        externalId?: string;
+        displayName?: string;
+        members?: Array<{
+          value: string;
+          /** The display name of the member, else their userName. */
+          display: string;
+          $ref: string;
+        }>;
+        meta?: {
+          resourceType?: 'Group';
+          created?: string;
+          lastModified?: string;
+          location?: string;
+          /** A weak ETag, one more on every change; also the `ETag` header of a single resource. */
+          version?: string;
+        };
+      };
+    };
+  };
+  '/v1/scim/Groups/{id}': {
+    /** Get a SCIM Group */
+    get: {
+      path: {
+        id: string;
+      };
+      query: {
+        /** Attribute names, comma-separated; `id` and `schemas` are always returned. */
+        attributes?: string;
+        /** Attribute names, comma-separated; `id` and `schemas` are always returned. */
+        excludedAttributes?: string;
+      };
+      response: {
+        schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:Group'>;
+        id: string;
+        externalId?: string;
+        displayName?: string;
+        members?: Array<{
+          value: string;
+          /** The display name of the member, else their userName. */
+          display: string;
+          $ref: string;
+        }>;
+        meta?: {
+          resourceType?: 'Group';
+          created?: string;
+          lastModified?: string;
+          location?: string;
+          /** A weak ETag, one more on every change; also the `ETag` header of a single resource. */
+          version?: string;
+        };
+      };
+    };
+    /** Replace a SCIM Group */
+    put: {
+      path: {
+        id: string;
+      };
+      body: {
+        schemas?: Array<string>;
+        /** Required. */
+        displayName?: string | null;
+        externalId?: string | null;
+        members?: Array<{
+          /** A member id of the workspace. */
+          value?: string | null;
+          [key: string]: unknown;
+        }> | null;
+        [key: string]: unknown;
+      };
+      response: {
+        schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:Group'>;
+        id: string;
+        externalId?: string;
+        displayName?: string;
+        members?: Array<{
+          value: string;
+          /** The display name of the member, else their userName. */
+          display: string;
+          $ref: string;
+        }>;
+        meta?: {
+          resourceType?: 'Group';
+          created?: string;
+          lastModified?: string;
+          location?: string;
+          /** A weak ETag, one more on every change; also the `ETag` header of a single resource. */
+          version?: string;
+        };
+      };
+    };
+    /** Change a SCIM Group (RFC 7644 PatchOp) */
+    patch: {
+      path: {
+        id: string;
+      };
+      body: {
+        /** Must hold `urn:ietf:params:scim:api:messages:2.0:PatchOp`. */
+        schemas: Array<string>;
+        Operations: Array<{
+          /** `add`, `remove` or `replace`, in any case. */
+          op: string;
+          /** An attribute path; `remove` needs one. */
+          path?: string;
+          value?: unknown;
+          [key: string]: unknown;
+        }>;
+        [key: string]: unknown;
+      };
+      response: {
+        schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:Group'>;
+        id: string;
+        externalId?: string;
+        displayName?: string;
+        members?: Array<{
+          value: string;
+          /** The display name of the member, else their userName. */
+          display: string;
+          $ref: string;
+        }>;
+        meta?: {
+          resourceType?: 'Group';
+          created?: string;
+          lastModified?: string;
+          location?: string;
+          /** A weak ETag, one more on every change; also the `ETag` header of a single resource. */
+          version?: string;
+        };
+      };
+    };
+    /** Delete a SCIM Group */
+    delete: {
+      path: {
+        id: string;
+      };
+      response: unknown;
+    };
+  };
+  '/v1/scim/ResourceTypes': {
+    /** The SCIM resource types served */
+    get: {
+      response: {
+        schemas: Array<'urn:ietf:params:scim:api:messages:2.0:ListResponse'>;
+        totalResults: number;
+        startIndex: number;
+        itemsPerPage: number;
+        Resources: Array<{
+          schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:ResourceType'>;
+          id: string;
+          name: string;
+          /** Relative to /v1/scim. */
+          endpoint: string;
+          description?: string;
+          /** The URN of its core schema. */
+          schema: string;
+          schemaExtensions?: Array<{
+            schema: string;
+            required: boolean;
+          }>;
+          meta: {
+            resourceType: 'ResourceType';
+            location: string;
+          };
+        }>;
+      };
+    };
+  };
+  '/v1/scim/ResourceTypes/{id}': {
+    /** One SCIM resource type */
+    get: {
+      path: {
+        id: string;
+      };
+      response: {
+        schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:ResourceType'>;
+        id: string;
+        name: string;
+        /** Relative to /v1/scim. */
+        endpoint: string;
+        description?: string;
+        /** The URN of its core schema. */
+        schema: string;
+        schemaExtensions?: Array<{
+          schema: string;
+          required: boolean;
+        }>;
+        meta: {
+          resourceType: 'ResourceType';
+          location: string;
+        };
+      };
+    };
+  };
+  '/v1/scim/Schemas': {
+    /** The SCIM schemas served */
+    get: {
+      response: {
+        schemas: Array<'urn:ietf:params:scim:api:messages:2.0:ListResponse'>;
+        totalResults: number;
+        startIndex: number;
+        itemsPerPage: number;
+        Resources: Array<{
+          schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:Schema'>;
+          /** The URN of the schema. */
+          id: string;
+          name: string;
+          description: string;
+          attributes: Array<{
+            name: string;
+            type: 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'complex' | 'binary';
+            multiValued: boolean;
+            required: boolean;
+            caseExact: boolean;
+            mutability: 'readOnly' | 'readWrite' | 'immutable' | 'writeOnly';
+            returned: 'always' | 'never' | 'default' | 'request';
+            uniqueness: 'none' | 'server' | 'global';
+            description: string;
+            subAttributes?: Array<{
+              name: string;
+              type: 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'complex' | 'binary';
+              multiValued: boolean;
+              required: boolean;
+              caseExact: boolean;
+              mutability: 'readOnly' | 'readWrite' | 'immutable' | 'writeOnly';
+              returned: 'always' | 'never' | 'default' | 'request';
+              uniqueness: 'none' | 'server' | 'global';
+              description: string;
+            }>;
+          }>;
+          meta: {
+            resourceType: 'Schema';
+            location: string;
+          };
+        }>;
+      };
+    };
+  };
+  '/v1/scim/Schemas/{id}': {
+    /** One SCIM schema */
+    get: {
+      path: {
+        id: string;
+      };
+      response: {
+        schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:Schema'>;
+        /** The URN of the schema. */
+        id: string;
+        name: string;
+        description: string;
+        attributes: Array<{
+          name: string;
+          type: 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'complex' | 'binary';
+          multiValued: boolean;
+          required: boolean;
+          caseExact: boolean;
+          mutability: 'readOnly' | 'readWrite' | 'immutable' | 'writeOnly';
+          returned: 'always' | 'never' | 'default' | 'request';
+          uniqueness: 'none' | 'server' | 'global';
+          description: string;
+          subAttributes?: Array<{
+            name: string;
+            type: 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'complex' | 'binary';
+            multiValued: boolean;
+            required: boolean;
+            caseExact: boolean;
+            mutability: 'readOnly' | 'readWrite' | 'immutable' | 'writeOnly';
+            returned: 'always' | 'never' | 'default' | 'request';
+            uniqueness: 'none' | 'server' | 'global';
+            description: string;
+          }>;
+        }>;
+        meta: {
+          resourceType: 'Schema';
+          location: string;
+        };
+      };
+    };
+  };
+  '/v1/scim/ServiceProviderConfig': {
+    /** What this SCIM service provider supports */
+    get: {
+      response: {
+        schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'>;
+        documentationUri: string;
+        patch: {
+          supported: boolean;
+        };
+        bulk: {
+          supported: boolean;
+          maxOperations: number;
+          maxPayloadSize: number;
+        };
+        filter: {
+          supported: boolean;
+          maxResults: number;
+        };
+        changePassword: {
+          supported: boolean;
+        };
+        sort: {
+          supported: boolean;
+        };
+        etag: {
+          supported: boolean;
+        };
+        authenticationSchemes: Array<{
+          type: string;
+          name: string;
+          description: string;
+          specUri?: string;
+          documentationUri?: string;
+          primary?: boolean;
+        }>;
+        meta: {
+          resourceType: 'ServiceProviderConfig';
+          location: string;
+        };
+      };
+    };
+  };
+  '/v1/scim/Users': {
+    /** List SCIM Users (filter, startIndex, count, attributes, excludedAttributes) */
+    get: {
+      query: {
+        /** An RFC 7644 filter (docs/scim.md, "Lists and filters"). */
+        filter?: string;
+        /** 1-based; below 1 counts as 1. */
+        startIndex?: number;
+        /** Resources per page: default 100, clamped into 0..200. */
+        count?: number;
+        /** Attribute names, comma-separated; `id` and `schemas` are always returned. */
+        attributes?: string;
+        /** Attribute names, comma-separated; `id` and `schemas` are always returned. */
+        excludedAttributes?: string;
+      };
+      response: {
+        schemas: Array<'urn:ietf:params:scim:api:messages:2.0:ListResponse'>;
+        totalResults: number;
+        startIndex: number;
+        itemsPerPage: number;
+        Resources: Array<{
+          schemas: Array<
+            'urn:ietf:params:scim:schemas:core:2.0:User' | 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'
+          >;
+          id: string;
+          externalId?: string;
+          userName?: string;
+          name?: {
+            formatted?: string;
+            familyName?: string;
+            givenName?: string;
+            middleName?: string;
+          };
+          displayName?: string;
+          title?: string;
+          preferredLanguage?: string;
+          active?: boolean;
+          emails?: Array<{
+            value: string;
+            type?: string;
+            primary: boolean;
+          }>;
+          'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'?: {
+            employeeNumber?: string;
+            costCenter?: string;
+            organization?: string;
+            division?: string;
+            department?: string;
+            manager?: {
+              value?: string;
+              $ref?: string;
+            };
+          };
+          meta?: {
+            resourceType?: 'User';
+            created?: string;
+            lastModified?: string;
+            location?: string;
+            /** A weak ETag, one more on every change; also the `ETag` header of a single resource. */
+            version?: string;
+          };
+        }>;
+      };
+    };
+    /** Create a SCIM User */
+    post: {
+      body: {
+        schemas?: Array<string>;
+        /** Required; unique in the workspace, without regard to case. */
+        userName?: string | null;
+        externalId?: string | null;
+        name?: {
+          formatted?: string | null;
+          familyName?: string | null;
+          givenName?: string | null;
+          middleName?: string | null;
+          [key: string]: unknown;
+        } | null;
+        displayName?: string | null;
+        title?: string | null;
+        preferredLanguage?: string | null;
+        /** false deactivates the member; true when left out. */
+        active?: boolean | string | null;
+        /** At most 20; the primary one (else the first, else `userName`) is the member address. */
+        emails?: Array<{
+          value?: string | null;
+          type?: string | null;
+          primary?: boolean | string | null;
+          [key: string]: unknown;
+        }> | null;
+        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'?: {
+          employeeNumber?: string | null;
+          costCenter?: string | null;
+          organization?: string | null;
+          division?: string | null;
+          department?: string | null;
+          /** `{"value": id}`, or the bare id as Entra ID sends it. */
+          manager?:
+            | {
+                value?: string | null;
+                [key: string]: unknown;
+              }
+            | string
+            | null;
+          [key: string]: unknown;
+        } | null;
+        [key: string]: unknown;
+      };
+      response: {
+        schemas: Array<
+          'urn:ietf:params:scim:schemas:core:2.0:User' | 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'
+        >;
+        id: string;
+        externalId?: string;
+        userName?: string;
+        name?: {
+          formatted?: string;
+          familyName?: string;
+          givenName?: string;
+          middleName?: string;
+        };
+        displayName?: string;
+        title?: string;
+        preferredLanguage?: string;
+        active?: boolean;
+        emails?: Array<{
+          value: string;
+          type?: string;
+          primary: boolean;
+        }>;
+        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'?: {
+          employeeNumber?: string;
+          costCenter?: string;
+          organization?: string;
+          division?: string;
+          department?: string;
+          manager?: {
+            value?: string;
+            $ref?: string;
+          };
+        };
+        meta?: {
+          resourceType?: 'User';
+          created?: string;
+          lastModified?: string;
+          location?: string;
+          /** A weak ETag, one more on every change; also the `ETag` header of a single resource. */
+          version?: string;
+        };
+      };
+    };
+  };
+  '/v1/scim/Users/{id}': {
+    /** Get a SCIM User */
+    get: {
+      path: {
+        id: string;
+      };
+      query: {
+        /** Attribute names, comma-separated; `id` and `schemas` are always returned. */
+        attributes?: string;
+        /** Attribute names, comma-separated; `id` and `schemas` are always returned. */
+        excludedAttributes?: string;
+      };
+      response: {
+        schemas: Array<
+          'urn:ietf:params:scim:schemas:core:2.0:User' | 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'
+        >;
+        id: string;
+        externalId?: string;
+        userName?: string;
+        name?: {
+          formatted?: string;
+          familyName?: string;
+          givenName?: string;
+          middleName?: string;
+        };
+        displayName?: string;
+        title?: string;
+        preferredLanguage?: string;
+        active?: boolean;
+        emails?: Array<{
+          value: string;
+          type?: string;
+          primary: boolean;
+        }>;
+        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'?: {
+          employeeNumber?: string;
+          costCenter?: string;
+          organization?: string;
+          division?: string;
+          department?: string;
+          manager?: {
+            value?: string;
+            $ref?: string;
+          };
+        };
+        meta?: {
+          resourceType?: 'User';
+          created?: string;
+          lastModified?: string;
+          location?: string;
+          /** A weak ETag, one more on every change; also the `ETag` header of a single resource. */
+          version?: string;
+        };
+      };
+    };
+    /** Replace a SCIM User */
+    put: {
+      path: {
+        id: string;
+      };
+      body: {
+        schemas?: Array<string>;
+        /** Required; unique in the workspace, without regard to case. */
+        userName?: string | null;
+        externalId?: string | null;
+        name?: {
+          formatted?: string | null;
+          familyName?: string | null;
+          givenName?: string | null;
+          middleName?: string | null;
+          [key: string]: unknown;
+        } | null;
+        displayName?: string | null;
+        title?: string | null;
+        preferredLanguage?: string | null;
+        /** false deactivates the member; true when left out. */
+        active?: boolean | string | null;
+        /** At most 20; the primary one (else the first, else `userName`) is the member address. */
+        emails?: Array<{
+          value?: string | null;
+          type?: string | null;
+          primary?: boolean | string | null;
+          [key: string]: unknown;
+        }> | null;
+        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'?: {
+          employeeNumber?: string | null;
+          costCenter?: string | null;
+          organization?: string | null;
+          division?: string | null;
+          department?: string | null;
+          /** `{"value": id}`, or the bare id as Entra ID sends it. */
+          manager?:
+            | {
+                value?: string | null;
+                [key: string]: unknown;
+              }
+            | string
+            | null;
+          [key: string]: unknown;
+        } | null;
+        [key: string]: unknown;
+      };
+      response: {
+        schemas: Array<
+          'urn:ietf:params:scim:schemas:core:2.0:User' | 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'
+        >;
+        id: string;
+        externalId?: string;
+        userName?: string;
+        name?: {
+          formatted?: string;
+          familyName?: string;
+          givenName?: string;
+          middleName?: string;
+        };
+        displayName?: string;
+        title?: string;
+        preferredLanguage?: string;
+        active?: boolean;
+        emails?: Array<{
+          value: string;
+          type?: string;
+          primary: boolean;
+        }>;
+        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'?: {
+          employeeNumber?: string;
+          costCenter?: string;
+          organization?: string;
+          division?: string;
+          department?: string;
+          manager?: {
+            value?: string;
+            $ref?: string;
+          };
+        };
+        meta?: {
+          resourceType?: 'User';
+          created?: string;
+          lastModified?: string;
+          location?: string;
+          /** A weak ETag, one more on every change; also the `ETag` header of a single resource. */
+          version?: string;
+        };
+      };
+    };
+    /** Change a SCIM User (RFC 7644 PatchOp) */
+    patch: {
+      path: {
+        id: string;
+      };
+      body: {
+        /** Must hold `urn:ietf:params:scim:api:messages:2.0:PatchOp`. */
+        schemas: Array<string>;
+        Operations: Array<{
+          /** `add`, `remove` or `replace`, in any case. */
+          op: string;
+          /** An attribute path; `remove` needs one. */
+          path?: string;
+          value?: unknown;
+          [key: string]: unknown;
+        }>;
+        [key: string]: unknown;
+      };
+      response: {
+        schemas: Array<
+          'urn:ietf:params:scim:schemas:core:2.0:User' | 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'
+        >;
+        id: string;
+        externalId?: string;
+        userName?: string;
+        name?: {
+          formatted?: string;
+          familyName?: string;
+          givenName?: string;
+          middleName?: string;
+        };
+        displayName?: string;
+        title?: string;
+        preferredLanguage?: string;
+        active?: boolean;
+        emails?: Array<{
+          value: string;
+          type?: string;
+          primary: boolean;
+        }>;
+        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'?: {
+          employeeNumber?: string;
+          costCenter?: string;
+          organization?: string;
+          division?: string;
+          department?: string;
+          manager?: {
+            value?: string;
+            $ref?: string;
+          };
+        };
+        meta?: {
+          resourceType?: 'User';
+          created?: string;
+          lastModified?: string;
+          location?: string;
+          /** A weak ETag, one more on every change; also the `ETag` header of a single resource. */
+          version?: string;
+        };
+      };
+    };
+    /** Delete a SCIM User */
+    delete: {
+      path: {
+        id: string;
+      };
+      response: unknown;
+    };
+  };
   '/v1/scim/audit': {
     /** List SCIM audit events */
     get: {
@@ -3734,6 +4487,8 @@ export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/intakes/{id}/publishable-keys/{keyId}',
   'DELETE /v1/recipients/{id}',
   'DELETE /v1/rules/{id}',
+  'DELETE /v1/scim/Groups/{id}',
+  'DELETE /v1/scim/Users/{id}',
   'DELETE /v1/scim/tokens/{id}',
   'DELETE /v1/transfers/{id}',
   'DELETE /v1/transfers/{id}/folder',
@@ -3777,6 +4532,15 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/rules',
   'GET /v1/rules/{id}',
   'GET /v1/rules/{id}/executions',
+  'GET /v1/scim/Groups',
+  'GET /v1/scim/Groups/{id}',
+  'GET /v1/scim/ResourceTypes',
+  'GET /v1/scim/ResourceTypes/{id}',
+  'GET /v1/scim/Schemas',
+  'GET /v1/scim/Schemas/{id}',
+  'GET /v1/scim/ServiceProviderConfig',
+  'GET /v1/scim/Users',
+  'GET /v1/scim/Users/{id}',
   'GET /v1/scim/audit',
   'GET /v1/scim/tokens',
   'GET /v1/shared-collections/{code}',
@@ -3797,6 +4561,8 @@ export const DOCUMENTED_OPERATIONS = [
   'PATCH /v1/intakes/{id}',
   'PATCH /v1/recipients/{id}',
   'PATCH /v1/rules/{id}',
+  'PATCH /v1/scim/Groups/{id}',
+  'PATCH /v1/scim/Users/{id}',
   'PATCH /v1/webhooks',
   'POST /v1/api-keys',
   'POST /v1/api-keys/{id}/rotate',
@@ -3819,6 +4585,8 @@ export const DOCUMENTED_OPERATIONS = [
   'POST /v1/legal/acceptances',
   'POST /v1/recipients',
   'POST /v1/rules',
+  'POST /v1/scim/Groups',
+  'POST /v1/scim/Users',
   'POST /v1/scim/tokens',
   'POST /v1/shared-collections/{code}/archive-link',
   'POST /v1/shared-collections/{code}/download-links',
@@ -3831,6 +4599,8 @@ export const DOCUMENTED_OPERATIONS = [
   'POST /v1/webhooks/{id}/deliveries/{deliveryId}/retry',
   'POST /v1/webhooks/{id}/rotate-secret',
   'POST /v1/webhooks/{id}/test',
+  'PUT /v1/scim/Groups/{id}',
+  'PUT /v1/scim/Users/{id}',
   'PUT /v1/transfers/{id}/folder',
   'PUT /v1/uploads/{token}',
 ] as const;
