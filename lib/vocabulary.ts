@@ -3,7 +3,9 @@
 // the event catalog and the SDK's types all derive from these arrays, and the
 // SQL `CHECK (column IN (...))` constraints are compared with them by
 // test/vocabulary.test.ts, so a word added here and not in a migration (or the
-// reverse) fails the suite. Larger vocabularies that carry policy with them
+// reverse) fails the suite. A family's own words, which no other family uses,
+// live in its folder (lib/<family>/vocabulary.ts), and its declaration names the
+// CHECK each backs (`vocabulary` in lib/family.ts). Larger vocabularies that carry policy with them
 // live beside that policy and are declared there once: scopes in
 // lib/api-keys/scopes.ts, event types in lib/events/catalog.ts.
 
@@ -210,35 +212,3 @@ export type CoffreActorType = (typeof COFFRE_ACTOR_TYPES)[number];
 /** What an access-log entry records. */
 export const COFFRE_ACTIONS = ['opened', 'listed', 'downloaded', 'uploaded'] as const;
 export type CoffreAction = (typeof COFFRE_ACTIONS)[number];
-
-/**
- * A GDPR export (docs/gdpr.md): `queued` until its workflow starts collecting, `running` while it
- * collects family by family, `completed` once sealed in the object store (downloadable), `failed`
- * for good, `expired` once its retention ended and its object was deleted.
- */
-export const GDPR_EXPORT_STATUSES = ['queued', 'running', 'completed', 'failed', 'expired'] as const;
-export type GdprExportStatus = (typeof GDPR_EXPORT_STATUSES)[number];
-
-/** The languages legal documents are published in (the spec: "published legal documents in French"). */
-export const LEGAL_LANGUAGES = ['fr'] as const;
-export type LegalLanguage = (typeof LEGAL_LANGUAGES)[number];
-
-/**
- * What a SCIM audit event records (spec: GET /v1/scim/audit): PATCH and PUT are `update_*`, reading
- * one resource is `list_*`.
- */
-export const SCIM_OPERATIONS = [
-  'create_user',
-  'update_user',
-  'delete_user',
-  'create_group',
-  'update_group',
-  'delete_group',
-  'list_users',
-  'list_groups',
-] as const;
-export type ScimOperation = (typeof SCIM_OPERATIONS)[number];
-
-/** The SCIM resource types served (RFC 7643). */
-export const SCIM_RESOURCE_TYPES = ['User', 'Group'] as const;
-export type ScimResourceType = (typeof SCIM_RESOURCE_TYPES)[number];

@@ -2,7 +2,7 @@ import type { ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 import type { ScimResource } from '../../../lib/scim/resources.ts';
 import type { PatchBody, ScimListQuery, ScimProjectionQuery } from '../../../lib/scim/users.ts';
-import { SCIM_OPERATIONS, SCIM_RESOURCE_TYPES } from '../../../lib/vocabulary.ts';
+import { SCIM_OPERATIONS, SCIM_RESOURCE_TYPES } from '../../../lib/scim/vocabulary.ts';
 import { id, listEnvelope, timestamp } from '../../schemas.ts';
 
 // The API-key routes' schemas (tokens, SCIM audit), and the SCIM protocol routes' inputs.
