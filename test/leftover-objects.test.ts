@@ -89,7 +89,7 @@ test.serial('a revoked transfer whose signal is lost has its objects deleted wit
   t.is((await put(created.upload_urls[0]?.url ?? '', data)).status, 200);
   await waitForTransfer(api, ws.keys.live, id, (tr) => tr.status === 'active', 60_000);
   const keys = await objectKeys('transfer_files', 'transfer_id', id);
-  const lifecycle = api.services.transferWorkflows;
+  const lifecycle = api.services.workflows.transfers;
   const signal = lifecycle.revoked;
   lifecycle.revoked = async () => {};
   t.teardown(() => {
@@ -123,7 +123,7 @@ test.serial(
       return got.body.status === 'available' ? true : undefined;
     }, 60_000);
     const keys = await objectKeys('intake_files', 'document_id', docId);
-    const lifecycle = api.services.intakeWorkflows;
+    const lifecycle = api.services.workflows.intakes;
     const signal = lifecycle.documentDeleted;
     lifecycle.documentDeleted = async () => {};
     t.teardown(() => {
@@ -153,7 +153,7 @@ test.serial(
       return got.body.status === 'available' ? true : undefined;
     }, 60_000);
     const keys = await objectKeys('coffre_items', 'id', itemUuidOf(itemId) ?? '');
-    const lifecycle = api.services.coffreWorkflows;
+    const lifecycle = api.services.workflows.coffres;
     const signal = lifecycle.itemDeleted;
     lifecycle.itemDeleted = async () => {};
     t.teardown(() => {

@@ -49,7 +49,7 @@ export async function deleteDocument(services: Services, caller: Caller, intakeI
   const { document } = await findDocument(services, caller, intakeId, documentId);
   if (document.status === 'deleted') throw documentGone(document);
   await createIntakeQueries(services.db).destroyDocument(document.id);
-  await services.intakeWorkflows.documentDeleted(document.id).catch(() => undefined);
+  await services.workflows.intakes.documentDeleted(document.id).catch(() => undefined);
   return { id: document.id, object: 'intake_document' as const, deleted: true as const };
 }
 

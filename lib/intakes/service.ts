@@ -96,7 +96,7 @@ export async function createIntake(services: Services, caller: Caller, input: Cr
     });
     const key = await issuePublishableKey(services, queries, intake, null);
     await createEventQueries(tx).record(tenant, 'request.created', { request: requestView(intake) });
-    if (intake.expires_at) await services.intakeWorkflows.watchExpiry(intake.id);
+    if (intake.expires_at) await services.workflows.intakes.watchExpiry(intake.id);
     return { intake, key };
   });
   return { ...presentIntake(services.config, intake), publishable_key: presentPublishableKey(services, key) };
@@ -169,7 +169,7 @@ export async function updateIntake(services: Services, caller: Caller, id: strin
       row.closed_reason === 'max_submissions' &&
       (row.max_submissions === null || row.submissions_count < row.max_submissions);
     if (expiryLifted || capLifted) row = (await queries.reopen(id)) ?? row;
-    if (changes.expiresAt !== undefined) await services.intakeWorkflows.watchExpiry(id);
+    if (changes.expiresAt !== undefined) await services.workflows.intakes.watchExpiry(id);
     return row;
   });
   return presentIntake(services.config, updated);
@@ -210,8 +210,8 @@ export async function deleteIntake(services: Services, caller: Caller, id: strin
   // The keys are gone already; a lost signal leaves ciphertext no one can open until the
   // document's own retention timer removes it.
   await Promise.allSettled([
-    services.intakeWorkflows.intakeDeleted(id),
-    ...documentIds.map((documentId) => services.intakeWorkflows.documentDeleted(documentId)),
+    services.workflows.intakes.intakeDeleted(id),
+    ...documentIds.map((documentId) => services.workflows.intakes.documentDeleted(documentId)),
   ]);
   return { id: intake.id, object: 'intake' as const, deleted: true as const, documents_deleted: documentIds.length };
 }
