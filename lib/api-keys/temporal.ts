@@ -1,6 +1,5 @@
-import { endKeyRotationGrace } from '../../workflows/endKeyRotationGrace.ts';
-import { expireApiKey } from '../../workflows/expireApiKey.ts';
-import { apiKeyExpiryWorkflowId, rotationGraceWorkflowId } from '../../workflows/ids.ts';
+import { endKeyRotationGrace, rotationGraceWorkflowId } from '../../workflows/endKeyRotationGrace.ts';
+import { apiKeyExpiryWorkflowId, expireApiKey } from '../../workflows/expireApiKey.ts';
 import { startedOnce, type WorkflowStarter } from '../temporal.ts';
 import type { KeyLifecycle } from './lifecycle.ts';
 

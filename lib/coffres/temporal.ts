@@ -1,6 +1,6 @@
-import { coffreInvitation } from '../../workflows/coffreInvitation.ts';
+import { coffreInvitation, coffreInvitationWorkflowId } from '../../workflows/coffreInvitation.ts';
 import { fileLifecycle, storedFilesDeletedSignal, storedFileUploadedSignal } from '../../workflows/fileLifecycle.ts';
-import { coffreInvitationWorkflowId, coffreItemWorkflowId, coffreWorkflowId } from '../../workflows/ids.ts';
+import { coffreItemWorkflowId, coffreWorkflowId } from '../../workflows/ids.ts';
 import { expiryChangedSignal, ownerDeletedSignal, ownerExpiry } from '../../workflows/ownerExpiry.ts';
 import { startedOnce, type WorkflowStarter } from '../temporal.ts';
 import type { CoffreLifecycle } from './lifecycle.ts';

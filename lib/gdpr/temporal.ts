@@ -1,5 +1,4 @@
-import { gdprExport } from '../../workflows/gdprExport.ts';
-import { gdprExportWorkflowId } from '../../workflows/ids.ts';
+import { gdprExport, gdprExportWorkflowId } from '../../workflows/gdprExport.ts';
 import { startedOnce, type WorkflowStarter } from '../temporal.ts';
 import type { GdprExportLifecycle } from './lifecycle.ts';
 

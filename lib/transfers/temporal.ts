@@ -1,10 +1,10 @@
-import { transferWorkflowId } from '../../workflows/ids.ts';
 import {
   approvalDecidedSignal,
   expiryExtendedSignal,
   fileUploadedSignal,
   revokedSignal,
   transferLifecycle,
+  transferWorkflowId,
 } from '../../workflows/transferLifecycle.ts';
 import type { WorkflowStarter } from '../temporal.ts';
 import type { TransferLifecycle } from './lifecycle.ts';

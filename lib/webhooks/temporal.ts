@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type DeliverWebhookInput, deliverWebhook } from '../../workflows/deliverWebhook.ts';
-import { oneAttemptDeliveryWorkflowId } from '../../workflows/ids.ts';
+import {
+  type DeliverWebhookInput,
+  deliverWebhook,
+  oneAttemptDeliveryWorkflowId,
+} from '../../workflows/deliverWebhook.ts';
 import type { WorkflowStarter } from '../temporal.ts';
 import type { WebhookDeliverer } from './attempts.ts';
 
