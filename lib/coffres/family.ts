@@ -1,14 +1,13 @@
 import type { Family, StoredFiles } from '../family.ts';
+import { SCAN_STATUSES, UPLOAD_STATES } from '../vocabulary.ts';
+import { coffreUploads } from './upload-target.ts';
 import {
   COFFRE_ACCESS_LEVELS,
   COFFRE_ACTIONS,
   COFFRE_ACTOR_TYPES,
   COFFRE_ITEM_STATUSES,
   COFFRE_STATUSES,
-  SCAN_STATUSES,
-  UPLOAD_STATES,
-} from '../vocabulary.ts';
-import { coffreUploads } from './upload-target.ts';
+} from './vocabulary.ts';
 
 /** The object of a vault item (the item is its own file), and when it must go. */
 export const coffreItemObjects = {

@@ -5,10 +5,10 @@ import { DomainError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
 import { type Caller, tenantOf } from '../tenancy.ts';
-import type { CoffreAccessLevel } from '../vocabulary.ts';
 import { newMemberId } from './ids.ts';
 import { invitationUrl, presentMember } from './present.ts';
 import { findCoffre, lockActiveCoffre } from './service.ts';
+import type { CoffreAccessLevel } from './vocabulary.ts';
 
 // A vault's members, as its owner invites, changes and revokes them
 // (docs/coffres.md, "Members"). The invitation link is a signed token naming the

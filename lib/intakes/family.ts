@@ -1,4 +1,6 @@
 import type { Family, StoredFiles } from '../family.ts';
+import { SCAN_STATUSES, UPLOAD_STATES } from '../vocabulary.ts';
+import { intakeUploads } from './upload-target.ts';
 import {
   INTAKE_CLOSE_REASONS,
   INTAKE_DOCUMENT_STATUSES,
@@ -7,10 +9,7 @@ import {
   INTAKE_SOURCES,
   INTAKE_STATUSES,
   METADATA_POLICIES,
-  SCAN_STATUSES,
-  UPLOAD_STATES,
-} from '../vocabulary.ts';
-import { intakeUploads } from './upload-target.ts';
+} from './vocabulary.ts';
 
 /** The objects of an intake document, and when they must go. */
 export const intakeDocumentObjects = {

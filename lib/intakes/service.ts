@@ -6,11 +6,12 @@ import type { PageQuery } from '../pagination.ts';
 import { SANDBOX_LIMITS, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { type Caller, tenantOf } from '../tenancy.ts';
-import type { Environment, IntakeEncryptionMode, IntakeKem, IntakeStatus, MetadataPolicy } from '../vocabulary.ts';
+import type { Environment } from '../vocabulary.ts';
 import { randomId } from './ids.ts';
 import { KEM_SIZES } from './kems.ts';
 import { presentIntake } from './present.ts';
 import { issuePublishableKey, presentPublishableKey } from './publishable-keys.ts';
+import type { IntakeEncryptionMode, IntakeKem, IntakeStatus, MetadataPolicy } from './vocabulary.ts';
 
 // Intakes, as their owner manages them (docs/intakes.md). Submitters' routes
 // are in submissions.ts, documents in documents.ts.

@@ -1,5 +1,5 @@
 import type { Family } from '../family.ts';
-import { RECIPIENT_SOURCES } from '../vocabulary.ts';
+import { RECIPIENT_SOURCES } from './vocabulary.ts';
 
 export const recipientsFamily = {
   name: 'recipients',

@@ -1,5 +1,5 @@
 import type { Family } from '../family.ts';
-import { RULE_ACTION_TYPES, RULE_EXECUTION_STATUSES } from '../vocabulary.ts';
+import { RULE_ACTION_TYPES, RULE_EXECUTION_STATUSES } from './vocabulary.ts';
 
 export const rulesFamily = {
   name: 'rules',
