@@ -2,9 +2,9 @@ import type { Request } from '@hapi/hapi';
 import type { RecordOwner } from '../lib/db/queries/idempotency.ts';
 import type { Submitter } from '../lib/intakes/publishable-keys.ts';
 import type { ScimCaller } from '../lib/scim/tokens.ts';
+import type { ScimOperation, ScimResourceType } from '../lib/scim/vocabulary.ts';
 import type { Services } from '../lib/services.ts';
 import type { Caller } from '../lib/tenancy.ts';
-import type { ScimOperation, ScimResourceType } from '../lib/vocabulary.ts';
 import type { HealthProbe } from './health.ts';
 import type { RateLimiter, RateState } from './rate-limiter.ts';
 

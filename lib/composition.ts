@@ -6,11 +6,12 @@ import type { Config } from './config.ts';
 import { type Keyring, parseKeyring } from './crypto/key-wrap.ts';
 import { deriveKey } from './crypto/secrets.ts';
 import { createDatabasePool } from './db/pool.ts';
+import { temporalFamilyWorkflows } from './family-workflows.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
 import { createScanner, type Scanner } from './scan/clamd.ts';
 import { buildServices, type Services } from './services.ts';
 import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
-import { connectTemporal, temporalLifecycles } from './temporal.ts';
+import { connectTemporal } from './temporal.ts';
 import { closeAgents } from './webhooks/post.ts';
 
 // The composition root: every long-lived client a process holds, opened from its Config here and
@@ -69,7 +70,11 @@ export async function openApiResources(config: Config, options: ApiResourceOptio
   // machine). A Redis that refuses, or is not up in time, is the limiter's to handle: the API
   // starts degraded.
   await redisReady(redis, REDIS_READY_WAIT_MS);
-  const services = buildServices(config, db, temporalLifecycles(temporal, config.temporal.taskQueue));
+  const services = buildServices(
+    config,
+    db,
+    temporalFamilyWorkflows({ client: temporal, taskQueue: config.temporal.taskQueue }),
+  );
   // Until it listens for key changes, the credential cache stays off (lib/api-keys/credential-cache.ts).
   await services.credentials.listen(config.database.url);
   return {

@@ -75,6 +75,13 @@ export type FamilyTable = {
   exported?: readonly string[];
   /** Overrides the generic erasure of this table (lib/gdpr/erasure.ts). */
   erase?: EraseHook;
+  /**
+   * The closed set of words of each column with a `CHECK (column IN (...))`, by column: the
+   * constant that joi, zod and the OpenAPI document derive from (shared words in lib/vocabulary.ts,
+   * a family's own in its folder). test/vocabulary.test.ts holds each CHECK against it, and fails on
+   * a CHECK of a declared table that no table's `vocabulary` backs.
+   */
+  vocabulary?: Readonly<Record<string, readonly string[]>>;
 };
 
 /**

@@ -1,19 +1,13 @@
 import type { DatabasePool } from 'slonik';
 import { CredentialCache } from './api-keys/credential-cache.ts';
-import type { KeyLifecycle } from './api-keys/lifecycle.ts';
 import { UsageRecorder } from './api-keys/usage.ts';
-import type { CoffreLifecycle } from './coffres/lifecycle.ts';
 import type { Config } from './config.ts';
 import { type Keyring, parseKeyring } from './crypto/key-wrap.ts';
 import { deriveKey } from './crypto/secrets.ts';
-import type { GdprExportLifecycle } from './gdpr/lifecycle.ts';
-import type { IntakeLifecycle } from './intakes/lifecycle.ts';
 import { Paginator } from './pagination.ts';
 import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
 import { createPublicDownloads, type PublicDownloads } from './transfers/download-gate.ts';
-import type { TransferLifecycle } from './transfers/lifecycle.ts';
 import { UploadGate } from './uploads/upload-gate.ts';
-import type { WebhookDeliverer } from './webhooks/attempts.ts';
 
 // What domain functions need, built once per process and passed down.
 export type Services = {
@@ -22,14 +16,8 @@ export type Services = {
   keys: { apiKeyPepper: Buffer; seal: Buffer; links: Buffer };
   keyring: Keyring;
   paginator: Paginator;
-  /** The durable timers of API keys (Temporal workflows, lib/temporal.ts). */
-  keyTimers: KeyLifecycle;
-  /** Starts and signals each transfer's workflow (lib/temporal.ts). */
-  transferWorkflows: TransferLifecycle;
-  /** Starts and signals the intake and intake-document workflows (lib/temporal.ts). */
-  intakeWorkflows: IntakeLifecycle;
-  /** Runs one webhook delivery attempt now, on the workers. */
-  webhooks: WebhookDeliverer;
+  /** What the API tells each family's workflows (FamilyWorkflows). */
+  workflows: FamilyWorkflows;
   objects: ObjectStore;
   /** Public downloads: bounded, with an object-store pool of their own. */
   downloads: PublicDownloads;
@@ -38,22 +26,22 @@ export type Services = {
   usage: UsageRecorder;
   /** API keys' credentials in process, emptied on every change (lib/api-keys/credential-cache.ts). */
   credentials: CredentialCache;
-  /** Starts and signals the vault, vault-item and invitation-mail workflows (lib/temporal.ts). */
-  coffreWorkflows: CoffreLifecycle;
-  /** Starts the GDPR export workflow (lib/temporal.ts). */
-  gdprExports: GdprExportLifecycle;
 };
 
-export type Lifecycles = {
-  keys: KeyLifecycle;
-  transfers: TransferLifecycle;
-  intakes: IntakeLifecycle;
-  webhooks: WebhookDeliverer;
-  coffres: CoffreLifecycle;
-  gdprExports: GdprExportLifecycle;
-};
+/**
+ * What the API tells each family's workflows (starts and signals), by family. Each family adds its
+ * own member from its folder, beside its lifecycle type:
+ *
+ *     declare module '../services.ts' {
+ *       interface FamilyWorkflows { vaults: VaultLifecycle }
+ *     }
+ *
+ * and its Temporal adapter (lib/<family>/temporal.ts) is listed in lib/family-workflows.ts.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: the families declare its members (declaration merging)
+export interface FamilyWorkflows {}
 
-export function buildServices(config: Config, db: DatabasePool, lifecycles: Lifecycles): Services {
+export function buildServices(config: Config, db: DatabasePool, workflows: FamilyWorkflows): Services {
   return {
     config,
     db,
@@ -64,16 +52,11 @@ export function buildServices(config: Config, db: DatabasePool, lifecycles: Life
     },
     keyring: parseKeyring(config.masterKeys.spec, config.masterKeys.currentId),
     paginator: new Paginator(deriveKey(config.secret, 'cursor')),
-    keyTimers: lifecycles.keys,
-    transferWorkflows: lifecycles.transfers,
-    intakeWorkflows: lifecycles.intakes,
-    webhooks: lifecycles.webhooks,
+    workflows,
     objects: createObjectStore(config.s3),
     downloads: createPublicDownloads(config),
     uploads: new UploadGate(config.transfers.uploads),
     usage: new UsageRecorder(db),
     credentials: new CredentialCache(),
-    coffreWorkflows: lifecycles.coffres,
-    gdprExports: lifecycles.gdprExports,
   };
 }

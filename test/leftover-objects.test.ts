@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { itemUuidOf } from '../lib/coffres/ids.ts';
 import { sql } from '../lib/db/sql.ts';
 import { connectTemporal } from '../lib/temporal.ts';
-import { coffreItemWorkflowId, intakeDocumentWorkflowId, transferWorkflowId } from '../workflows/ids.ts';
+import { coffreItemWorkflowId, intakeDocumentWorkflowId } from '../workflows/ids.ts';
+import { transferWorkflowId } from '../workflows/transferLifecycle.ts';
 import { type ApiResponse, eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { kill, startWorker } from './helpers/processes.ts';
 import { content, createTransfer, put, waitForTransfer } from './helpers/transfers.ts';
@@ -89,7 +90,7 @@ test.serial('a revoked transfer whose signal is lost has its objects deleted wit
   t.is((await put(created.upload_urls[0]?.url ?? '', data)).status, 200);
   await waitForTransfer(api, ws.keys.live, id, (tr) => tr.status === 'active', 60_000);
   const keys = await objectKeys('transfer_files', 'transfer_id', id);
-  const lifecycle = api.services.transferWorkflows;
+  const lifecycle = api.services.workflows.transfers;
   const signal = lifecycle.revoked;
   lifecycle.revoked = async () => {};
   t.teardown(() => {
@@ -123,7 +124,7 @@ test.serial(
       return got.body.status === 'available' ? true : undefined;
     }, 60_000);
     const keys = await objectKeys('intake_files', 'document_id', docId);
-    const lifecycle = api.services.intakeWorkflows;
+    const lifecycle = api.services.workflows.intakes;
     const signal = lifecycle.documentDeleted;
     lifecycle.documentDeleted = async () => {};
     t.teardown(() => {
@@ -153,7 +154,7 @@ test.serial(
       return got.body.status === 'available' ? true : undefined;
     }, 60_000);
     const keys = await objectKeys('coffre_items', 'id', itemUuidOf(itemId) ?? '');
-    const lifecycle = api.services.coffreWorkflows;
+    const lifecycle = api.services.workflows.coffres;
     const signal = lifecycle.itemDeleted;
     lifecycle.itemDeleted = async () => {};
     t.teardown(() => {

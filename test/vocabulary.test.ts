@@ -4,86 +4,32 @@ import { z } from 'zod';
 import { loadConfig } from '../lib/config.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
 import { sql } from '../lib/db/sql.ts';
-import {
-  APPROVAL_DECISIONS,
-  APPROVAL_STATUSES,
-  AUDIT_OUTCOMES,
-  COFFRE_ACCESS_LEVELS,
-  COFFRE_ACTIONS,
-  COFFRE_ACTOR_TYPES,
-  COFFRE_ITEM_STATUSES,
-  COFFRE_STATUSES,
-  DELIVERY_STATUSES,
-  DELIVERY_TRIGGERS,
-  ENCRYPTION_MODES,
-  ENVIRONMENTS,
-  GDPR_EXPORT_STATUSES,
-  IDEMPOTENCY_STATES,
-  INTAKE_CLOSE_REASONS,
-  INTAKE_DOCUMENT_STATUSES,
-  INTAKE_ENCRYPTION_MODES,
-  INTAKE_KEMS,
-  INTAKE_SOURCES,
-  INTAKE_STATUSES,
-  KEY_TYPES,
-  LEGAL_LANGUAGES,
-  MEMBER_ROLES,
-  METADATA_POLICIES,
-  RECIPIENT_SOURCES,
-  RULE_ACTION_TYPES,
-  RULE_EXECUTION_STATUSES,
-  SCAN_STATUSES,
-  SCIM_OPERATIONS,
-  SCIM_RESOURCE_TYPES,
-  TRANSFER_STATUSES,
-  UPLOAD_STATES,
-} from '../lib/vocabulary.ts';
+import { FAMILIES } from '../lib/families.ts';
+import { AUDIT_OUTCOMES, ENVIRONMENTS } from '../lib/vocabulary.ts';
 
 // The database keeps its own copy of each vocabulary: `CHECK (column IN (...))`
 // constraints and enum types, written by the migrations. This test reads them
-// back from the migrated database and holds each against its constant in
-// lib/vocabulary.ts, so a word added on one side only fails here, and so does
-// a new closed set in SQL that no constant declares.
+// back from the migrated database and holds each CHECK against the vocabulary
+// its table's declaration names (`vocabulary` in lib/family.ts), so a word added
+// on one side only fails here, and so does a new closed set in SQL that no
+// declaration backs.
 
-/** `table.column` of every list CHECK → its vocabulary. */
+/**
+ * Backed here until the audit family's declaration (lib/audit/, being reworked beside this
+ * change) names it: then this line goes.
+ */
+const NOT_YET_DECLARED: Record<string, readonly string[]> = { 'audit_log.status': AUDIT_OUTCOMES };
+
+/** `table.column` of every list CHECK → its vocabulary, from the families' declarations. */
 const CHECKED_COLUMNS: Record<string, readonly string[]> = {
-  'users.role': MEMBER_ROLES,
-  'api_keys.key_type': KEY_TYPES,
-  'audit_log.status': AUDIT_OUTCOMES,
-  'idempotency_records.state': IDEMPOTENCY_STATES,
-  'transfers.status': TRANSFER_STATUSES,
-  'transfers.encryption_mode': ENCRYPTION_MODES,
-  'transfers.approval_status': APPROVAL_STATUSES,
-  'transfers.scan_status': SCAN_STATUSES,
-  'transfer_files.upload_state': UPLOAD_STATES,
-  'transfer_files.scan_status': SCAN_STATUSES,
-  'transfer_approvals.decision': APPROVAL_DECISIONS,
-  'webhook_deliveries.status': DELIVERY_STATUSES,
-  'webhook_delivery_attempts.trigger': DELIVERY_TRIGGERS,
-  'rules.action_type': RULE_ACTION_TYPES,
-  'rule_executions.status': RULE_EXECUTION_STATUSES,
-  'intakes.status': INTAKE_STATUSES,
-  'intakes.closed_reason': INTAKE_CLOSE_REASONS,
-  'intakes.encryption_mode': INTAKE_ENCRYPTION_MODES,
-  'intakes.owner_kem': INTAKE_KEMS,
-  'intakes.metadata_policy': METADATA_POLICIES,
-  'intake_documents.status': INTAKE_DOCUMENT_STATUSES,
-  'intake_documents.source': INTAKE_SOURCES,
-  'intake_documents.kem': INTAKE_KEMS,
-  'intake_files.upload_state': UPLOAD_STATES,
-  'intake_files.scan_status': SCAN_STATUSES,
-  'recipients.source': RECIPIENT_SOURCES,
-  'coffres.status': COFFRE_STATUSES,
-  'coffre_members.access': COFFRE_ACCESS_LEVELS,
-  'coffre_items.status': COFFRE_ITEM_STATUSES,
-  'coffre_items.upload_state': UPLOAD_STATES,
-  'coffre_items.scan_status': SCAN_STATUSES,
-  'coffre_access_log.actor_type': COFFRE_ACTOR_TYPES,
-  'coffre_access_log.action': COFFRE_ACTIONS,
-  'legal_documents.language': LEGAL_LANGUAGES,
-  'gdpr_exports.status': GDPR_EXPORT_STATUSES,
-  'scim_audit_events.operation': SCIM_OPERATIONS,
-  'scim_audit_events.resource_type': SCIM_RESOURCE_TYPES,
+  ...NOT_YET_DECLARED,
+  ...Object.fromEntries(
+    FAMILIES.flatMap((family) =>
+      Object.entries(family.tables).flatMap(([table, declared]) =>
+        Object.entries(declared.vocabulary ?? {}).map(([column, words]) => [`${table}.${column}`, words]),
+      ),
+    ),
+  ),
 };
 
 /** Every enum type → its vocabulary. */
@@ -135,14 +81,14 @@ test('every list CHECK constraint is read as a column and its words', async (t) 
   }
 });
 
-test('every list CHECK constraint has a vocabulary, and the same words', async (t) => {
+test('every list CHECK constraint has a declared vocabulary, and the same words', async (t) => {
   const seen = new Set<string>();
   for (const check of await listChecks()) {
     const key = `${check.table_name}.${check.column}`;
     seen.add(key);
     const vocabulary = CHECKED_COLUMNS[key];
     if (!vocabulary) {
-      t.fail(`${key} (${check.name}) is a closed set of words with no constant in lib/vocabulary.ts`);
+      t.fail(`${key} (${check.name}) is a closed set of words no table's \`vocabulary\` declares (lib/family.ts)`);
       continue;
     }
     t.deepEqual(sorted(check.words ?? []), sorted(vocabulary), `${key} (${check.name})`);

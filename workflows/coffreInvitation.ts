@@ -7,6 +7,9 @@ type Activities = ReturnType<typeof createCoffreActivities>;
 
 const mail = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: MAIL_RETRY });
 
+/** `coffreInvitation`: one per invitation issued (a member's nonce changes with each). */
+export const coffreInvitationWorkflowId = (memberId: string, nonce: string) => `coffre-invitation-${memberId}-${nonce}`;
+
 /**
  * Mails one vault invitation (workflow id `coffre-invitation-<memberId>-<nonce>`). The link is
  * signed again by the activity from the member's row: no credential is written to the history.

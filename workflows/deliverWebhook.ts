@@ -34,6 +34,19 @@ export type DeliverWebhookInput = {
   resume?: { index: number; at: string };
 };
 
+/** `deliverWebhook` on the retry schedule: exactly one per (event, webhook). */
+export const deliveryWorkflowId = (eventId: string, webhookId: string) => `webhook-delivery-${eventId}-${webhookId}`;
+
+/**
+ * `deliverWebhook` for one asked-for attempt (a test ping or a redelivery):
+ * each request is its own run, told apart by `nonce` (a random UUID).
+ */
+export const oneAttemptDeliveryWorkflowId = (
+  trigger: Exclude<DeliveryTrigger, 'scheduled'>,
+  webhookId: string,
+  nonce: string,
+) => `webhook-${trigger}-${webhookId}-${nonce}`;
+
 /**
  * Delivers one event to one webhook (workflow id
  * `webhook-delivery-<event>-<webhook>`): an attempt, then on failure a wait

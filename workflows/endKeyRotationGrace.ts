@@ -6,6 +6,9 @@ const { retireRotatedKeyValue } = proxyActivities<ReturnType<typeof createApiKey
 
 export type EndKeyRotationGraceInput = { secretId: string; validUntil: string };
 
+/** `endKeyRotationGrace`: one per rotated key value. */
+export const rotationGraceWorkflowId = (secretId: string) => `api-key-rotation-grace-${secretId}`;
+
 /** Sleeps through a rotated key value's grace period, then retires that value for good. */
 export async function endKeyRotationGrace(input: EndKeyRotationGraceInput): Promise<string> {
   const wait = Date.parse(input.validUntil) - Date.now();

@@ -6,6 +6,9 @@ const { markApiKeyExpired } = proxyActivities<ReturnType<typeof createApiKeyActi
 
 export type ExpireApiKeyInput = { apiKeyId: string; expiresAt: string };
 
+/** `expireApiKey`: one per key. */
+export const apiKeyExpiryWorkflowId = (apiKeyId: string) => `api-key-expiry-${apiKeyId}`;
+
 /** Sleeps until the key's expiry, then marks it expired and emits `api_key.expired`. */
 export async function expireApiKey(input: ExpireApiKeyInput): Promise<string> {
   const wait = Date.parse(input.expiresAt) - Date.now();

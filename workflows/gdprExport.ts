@@ -1,9 +1,27 @@
-import { ActivityFailure, defineQuery, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  defineQuery,
+  proxyActivities,
+  type RetryPolicy,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import type { createGdprActivities } from '../activities/gdpr.ts';
-import { BOOKKEEPING, EXPORT_RETRY, FIRST_LOOK_RETRY } from './retry-policies.ts';
+import { BOOKKEEPING, FIRST_LOOK_RETRY } from './retry-policies.ts';
 import { msUntil } from './waiting.ts';
 
 type Activities = ReturnType<typeof createGdprActivities>;
+
+/**
+ * A GDPR export's collection and sealing: a database or object store down for a while is waited
+ * for, eight tries (about four minutes); past that the export is `failed` and can be asked again.
+ */
+const EXPORT_RETRY: RetryPolicy = {
+  initialInterval: '2 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 8,
+};
 
 const firstLook = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: FIRST_LOOK_RETRY });
 const work = proxyActivities<Activities>({ startToCloseTimeout: '5 minutes', retry: EXPORT_RETRY });
@@ -13,6 +31,9 @@ export type GdprExportProgress = { family: string | null; done: number; total: n
 
 /** What the export is doing now, for the Temporal UI and tools: the family being collected. */
 export const gdprExportProgressQuery = defineQuery<GdprExportProgress>('progress');
+
+/** `gdprExport`: one per export. */
+export const gdprExportWorkflowId = (exportId: string) => `gdpr-export-${exportId}`;
 
 /**
  * Collects a GDPR export (workflow id `gdpr-export-<id>`): one activity per family (each named by

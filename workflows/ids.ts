@@ -1,38 +1,13 @@
-// Every workflow id, built in one place. Ids are derived from the resource a
-// workflow acts for, so starting twice finds the one that runs (Temporal
+// The workflow ids the families share: the generic lifecycles' (by family) and the sandbox
+// purge's; a workflow of one family exports its own id builder beside it (`transferWorkflowId`
+// in transferLifecycle.ts, `gdprExportWorkflowId` in gdprExport.ts...). Ids are derived from the
+// resource a workflow acts for, so starting twice finds the one that runs (Temporal
 // refuses a duplicate id) and anyone holding the resource's id can signal or
 // await its workflow. Running workflows, docs and tests rely on these exact
 // shapes: change one only with a migration of the workflows that run.
 //
-// Imported by the workflows (runRule signals the transfer's workflow) and by
-// the API and the dispatcher that start them: pure functions, nothing else.
-
-import type { DeliveryTrigger } from '../lib/vocabulary.ts';
-
-/** `transferLifecycle`: one per transfer. */
-export const transferWorkflowId = (transferId: string) => `transfer-${transferId}`;
-
-/** `expireApiKey`: one per key. */
-export const apiKeyExpiryWorkflowId = (apiKeyId: string) => `api-key-expiry-${apiKeyId}`;
-
-/** `endKeyRotationGrace`: one per rotated key value. */
-export const rotationGraceWorkflowId = (secretId: string) => `api-key-rotation-grace-${secretId}`;
-
-/** `deliverWebhook` on the retry schedule: exactly one per (event, webhook). */
-export const deliveryWorkflowId = (eventId: string, webhookId: string) => `webhook-delivery-${eventId}-${webhookId}`;
-
-/**
- * `deliverWebhook` for one asked-for attempt (a test ping or a redelivery):
- * each request is its own run, told apart by `nonce` (a random UUID).
- */
-export const oneAttemptDeliveryWorkflowId = (
-  trigger: Exclude<DeliveryTrigger, 'scheduled'>,
-  webhookId: string,
-  nonce: string,
-) => `webhook-${trigger}-${webhookId}-${nonce}`;
-
-/** `runRule`: exactly one per (rule, event). */
-export const ruleRunWorkflowId = (ruleId: string, eventId: string) => `rule-${ruleId}-${eventId}`;
+// Imported by the workflows (a vault's expiry ends its items' workflows) and by
+// the API and the worker that start them: pure functions, nothing else.
 
 /**
  * The id prefixes of the generic lifecycles, by family: `ownerExpiry` (one per owner, for its
@@ -69,9 +44,6 @@ export const coffreWorkflowId = (coffreId: string) => expiryWorkflowId('coffres'
 /** `fileLifecycle` of a vault item (by its stored-file uuid). */
 export const coffreItemWorkflowId = (itemId: string) => storedFilesWorkflowId('coffres', itemId);
 
-/** `coffreInvitation`: one per invitation issued (a member's nonce changes with each). */
-export const coffreInvitationWorkflowId = (memberId: string, nonce: string) => `coffre-invitation-${memberId}-${nonce}`;
-
 /** The task queue of a deployment (TEMPORAL_TASK_QUEUE's default, lib/config.ts). */
 export const DEFAULT_TASK_QUEUE = 'valise';
 
@@ -86,6 +58,3 @@ export const sandboxPurgeScheduleId = (taskQueue: string) =>
 
 /** The workflow each firing of the schedule starts (Temporal appends the firing time). */
 export const sandboxPurgeWorkflowId = (scheduleId: string) => `${scheduleId}-run`;
-
-/** `gdprExport`: one per export. */
-export const gdprExportWorkflowId = (exportId: string) => `gdpr-export-${exportId}`;

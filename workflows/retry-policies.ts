@@ -1,7 +1,8 @@
 import type { ActivityOptions, RetryPolicy } from '@temporalio/workflow';
 
-// Every retry policy of the workflows, named once; each workflow proxies its
-// activities with these, beside the timeouts that fit the work.
+// The retry policies several workflows share, named once; each workflow proxies its activities
+// with these, beside the timeouts that fit the work. A policy only one workflow uses is named in
+// that workflow's file (`RULE_ACTION_RETRY` in runRule.ts, `EXPORT_RETRY` in gdprExport.ts).
 
 /**
  * Database and object-store steps (and a webhook attempt's bookkeeping):
@@ -24,17 +25,6 @@ export const SCAN_RETRY: RetryPolicy = {
 export const MAIL_RETRY: RetryPolicy = { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 5 };
 
 /**
- * A rule's action: a receiver or mail server down for a while is waited for,
- * six tries (about five minutes with their timeouts); past that the execution is `failed`.
- */
-export const RULE_ACTION_RETRY: RetryPolicy = {
-  initialInterval: '2 seconds',
-  backoffCoefficient: 2,
-  maximumInterval: '2 minutes',
-  maximumAttempts: 6,
-};
-
-/**
  * A workflow's first read of the row it was started for, which may race the
  * commit that created it: quick tries for about a minute, then the workflow
  * ends (the transaction rolled back).
@@ -54,17 +44,6 @@ export const PURGE_RETRY: RetryPolicy = {
   initialInterval: '5 seconds',
   backoffCoefficient: 2,
   maximumInterval: '5 minutes',
-};
-
-/**
- * A GDPR export's collection and sealing: a database or object store down for a while is waited
- * for, eight tries (about four minutes); past that the export is `failed` and can be asked again.
- */
-export const EXPORT_RETRY: RetryPolicy = {
-  initialInterval: '2 seconds',
-  backoffCoefficient: 2,
-  maximumInterval: '1 minute',
-  maximumAttempts: 8,
 };
 
 /** Short database writes: the key timers and a rule run's bookkeeping. */

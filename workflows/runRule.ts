@@ -1,10 +1,26 @@
-import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  getExternalWorkflowHandle,
+  proxyActivities,
+  type RetryPolicy,
+} from '@temporalio/workflow';
 import type { createRuleActivities } from '../activities/rules.ts';
-import { transferWorkflowId } from './ids.ts';
-import { BOOKKEEPING, RULE_ACTION_RETRY } from './retry-policies.ts';
-import { expiryExtendedSignal } from './transferLifecycle.ts';
+import { BOOKKEEPING } from './retry-policies.ts';
+import { expiryExtendedSignal, transferWorkflowId } from './transferLifecycle.ts';
 
 type Activities = ReturnType<typeof createRuleActivities>;
+
+/**
+ * A rule's action: a receiver or mail server down for a while is waited for,
+ * six tries (about five minutes with their timeouts); past that the execution is `failed`.
+ */
+const RULE_ACTION_RETRY: RetryPolicy = {
+  initialInterval: '2 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '2 minutes',
+  maximumAttempts: 6,
+};
 
 // Bookkeeping: database writes, retried until they succeed.
 const bookkeeping = proxyActivities<Activities>(BOOKKEEPING);
@@ -13,6 +29,9 @@ const bookkeeping = proxyActivities<Activities>(BOOKKEEPING);
 const action = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: RULE_ACTION_RETRY });
 
 export type RunRuleInput = { ruleId: string; eventId: string };
+
+/** `runRule`: exactly one per (rule, event). */
+export const ruleRunWorkflowId = (ruleId: string, eventId: string) => `rule-${ruleId}-${eventId}`;
 
 /**
  * Runs one rule's action for one event (workflow id `rule-<rule>-<event>`)

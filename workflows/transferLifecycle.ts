@@ -37,6 +37,9 @@ export const revokedSignal = defineSignal('revoked');
 export const approvalDecidedSignal = defineSignal<[ApprovalDecision]>('approvalDecided');
 export const expiryExtendedSignal = defineSignal<[string]>('expiryExtended');
 
+/** `transferLifecycle`: one per transfer. */
+export const transferWorkflowId = (transferId: string) => `transfer-${transferId}`;
+
 /**
  * Owns one transfer's life (workflow id `transfer-<id>`): waits for its
  * uploads until the deadline, scans them, activates the transfer, runs the

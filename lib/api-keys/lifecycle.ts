@@ -5,3 +5,11 @@ export type KeyLifecycle = {
   scheduleExpiry(apiKeyId: string, expiresAt: Date): Promise<void>;
   scheduleGraceEnd(secretId: string, validUntil: Date): Promise<void>;
 };
+
+// services.workflows.apiKeys (lib/services.ts), built by lib/api-keys/temporal.ts.
+declare module '../services.ts' {
+  interface FamilyWorkflows {
+    /** The durable timers of API keys. */
+    apiKeys: KeyLifecycle;
+  }
+}

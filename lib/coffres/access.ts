@@ -7,10 +7,10 @@ import { DomainError } from '../errors.ts';
 import { coffreView, memberView } from '../events/coffre-events.ts';
 import { countSandboxDownloads, downloadLimitReached } from '../sandbox.ts';
 import type { Services } from '../services.ts';
-import type { CoffreAccessLevel, CoffreAction } from '../vocabulary.ts';
 import { itemIdOf, itemUuidOf } from './ids.ts';
 import { type Actor, addItem, downloadLink, itemGone, type NewItemInput, readDownloadToken } from './items.ts';
 import { coffreGone } from './service.ts';
+import type { CoffreAccessLevel, CoffreAction } from './vocabulary.ts';
 
 // What a member does with their invitation link, which is the credential
 // (docs/coffres.md, "Members"): open the vault, list its items, download what

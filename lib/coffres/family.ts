@@ -1,5 +1,13 @@
 import type { Family, StoredFiles } from '../family.ts';
+import { SCAN_STATUSES, UPLOAD_STATES } from '../vocabulary.ts';
 import { coffreUploads } from './upload-target.ts';
+import {
+  COFFRE_ACCESS_LEVELS,
+  COFFRE_ACTIONS,
+  COFFRE_ACTOR_TYPES,
+  COFFRE_ITEM_STATUSES,
+  COFFRE_STATUSES,
+} from './vocabulary.ts';
 
 /** The object of a vault item (the item is its own file), and when it must go. */
 export const coffreItemObjects = {
@@ -18,17 +26,37 @@ export const coffresFamily = {
     description: 'Vaults (data rooms): items shared with invited members, their access and their log.',
   },
   tables: {
-    coffres: { scope: { kind: 'tenant' }, personal: [] },
-    coffre_members: { scope: { kind: 'tenant' }, personal: ['email', 'name'], subjects: { emails: ['email'] } },
-    coffre_items: { scope: { kind: 'tenant' }, personal: [], exported: ['name', 'size'] },
+    coffres: { scope: { kind: 'tenant' }, personal: [], vocabulary: { status: COFFRE_STATUSES } },
+    coffre_members: {
+      scope: { kind: 'tenant' },
+      personal: ['email', 'name'],
+      subjects: { emails: ['email'] },
+      vocabulary: { access: COFFRE_ACCESS_LEVELS },
+    },
+    coffre_items: {
+      scope: { kind: 'tenant' },
+      personal: [],
+      exported: ['name', 'size'],
+      vocabulary: { status: COFFRE_ITEM_STATUSES, upload_state: UPLOAD_STATES, scan_status: SCAN_STATUSES },
+    },
     // `actor` is the member's e-mail address (or an API key's prefix, which matches no address).
     coffre_access_log: {
       scope: { kind: 'tenant' },
       personal: ['actor', 'ip_address'],
       subjects: { emails: ['actor'] },
       exported: ['action', 'item_name'],
+      vocabulary: { actor_type: COFFRE_ACTOR_TYPES, action: COFFRE_ACTIONS },
     },
   },
   storedFiles: [coffreItemObjects],
   uploads: coffreUploads,
 } satisfies Family;
+
+// The purposes of the family's capability tokens (lib/crypto/signed-token.ts).
+declare module '../crypto/signed-token.ts' {
+  interface TokenPurposes {
+    'coffre-invitation': "a vault member's invitation link (lib/coffres/members.ts)";
+    'coffre-download': "a vault item's download link (lib/coffres/items.ts)";
+    'coffre-archive': "a vault's download-all ZIP link (lib/coffres/archive.ts)";
+  }
+}

@@ -53,7 +53,7 @@ export async function addItem(services: Services, tx: Tx, coffre: CoffreRow, inp
     uploadDeadline: new Date(Date.now() + services.config.transfers.uploadWindowHours * HOUR_MS),
     uploadedBy: 'member' in actor ? { memberId: actor.member.id } : { apiKeyId: actor.apiKeyId },
   });
-  await services.coffreWorkflows.startItem(item.id);
+  await services.workflows.coffres.startItem(item.id);
   const upload = uploadUrlEntry(
     services,
     { kind: COFFRE_UPLOAD_KIND, owner: coffre.id, file: item.id },
@@ -109,7 +109,7 @@ export async function getItem(services: Services, caller: Caller, coffreId: stri
 export async function deleteItem(services: Services, caller: Caller, coffreId: string, itemId: string) {
   const item = await ownItem(services, caller, coffreId, itemId);
   await createCoffreQueries(services.db).destroyItem(item.id);
-  await services.coffreWorkflows.itemDeleted(item.id).catch(() => undefined);
+  await services.workflows.coffres.itemDeleted(item.id).catch(() => undefined);
   return { id: itemIdOf(item.id), object: 'coffre_item' as const, deleted: true as const };
 }
 

@@ -1,4 +1,4 @@
-// What the API tells the vault workflows (lib/temporal.ts implements it):
+// What the API tells the vault workflows (lib/coffres/temporal.ts implements it):
 // `coffre-<id>` owns a vault's expiry, `coffre-item-<uuid>` an item's upload
 // deadline, scan and blob removal, and each invitation mail is one short run.
 export type CoffreLifecycle = {
@@ -13,3 +13,11 @@ export type CoffreLifecycle = {
   /** The item was shredded (its key is gone already): its workflow removes the blob and ends. */
   itemDeleted(itemId: string): Promise<void>;
 };
+
+// services.workflows.coffres (lib/services.ts), built by lib/coffres/temporal.ts.
+declare module '../services.ts' {
+  interface FamilyWorkflows {
+    /** Starts and signals the vault, vault-item and invitation-mail workflows. */
+    coffres: CoffreLifecycle;
+  }
+}

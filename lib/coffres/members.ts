@@ -5,10 +5,10 @@ import { DomainError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
 import { type Caller, tenantOf } from '../tenancy.ts';
-import type { CoffreAccessLevel } from '../vocabulary.ts';
 import { newMemberId } from './ids.ts';
 import { invitationUrl, presentMember } from './present.ts';
 import { findCoffre, lockActiveCoffre } from './service.ts';
+import type { CoffreAccessLevel } from './vocabulary.ts';
 
 // A vault's members, as its owner invites, changes and revokes them
 // (docs/coffres.md, "Members"). The invitation link is a signed token naming the
@@ -86,7 +86,7 @@ async function issueInvitation(
   // Whole seconds: the token carries its expiry in seconds, and the row must say the same instant.
   const expiresAt = new Date(Math.floor((Date.now() + days * DAY_MS) / 1000) * 1000);
   const invited = await queries.invite(member.id, nonce, expiresAt);
-  await services.coffreWorkflows.sendInvitation(member.id, nonce);
+  await services.workflows.coffres.sendInvitation(member.id, nonce);
   return invited;
 }
 

@@ -39,7 +39,7 @@ export async function createCoffre(services: Services, caller: Caller, input: Cr
     });
     const row = await mustFind(queries, tenant, id);
     await createEventQueries(tx).record(tenant, 'coffre.created', { coffre: coffreView(row) });
-    if (row.expires_at) await services.coffreWorkflows.watchExpiry(id);
+    if (row.expires_at) await services.workflows.coffres.watchExpiry(id);
     return row;
   });
   return presentCoffre(row);
@@ -97,7 +97,7 @@ export async function updateCoffre(services: Services, caller: Caller, id: strin
       description: input.description === '' ? null : input.description,
       expiresAt: input.expires_at,
     });
-    if (input.expires_at !== undefined) await services.coffreWorkflows.watchExpiry(id);
+    if (input.expires_at !== undefined) await services.workflows.coffres.watchExpiry(id);
     return mustFind(queries, tenantOf(caller), id);
   });
   return presentCoffre(row);
@@ -117,8 +117,8 @@ export async function deleteCoffre(services: Services, caller: Caller, id: strin
   });
   // The keys are gone already: a lost signal leaves ciphertext no one can open.
   await Promise.allSettled([
-    services.coffreWorkflows.coffreDeleted(id),
-    ...shredded.map((itemId) => services.coffreWorkflows.itemDeleted(itemId)),
+    services.workflows.coffres.coffreDeleted(id),
+    ...shredded.map((itemId) => services.workflows.coffres.itemDeleted(itemId)),
   ]);
   return { id, object: 'coffre' as const, deleted: true as const, items_destroyed: shredded.length };
 }

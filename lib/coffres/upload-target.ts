@@ -32,7 +32,7 @@ export async function coffreUploadTarget(services: Services, address: UploadAddr
     file: item,
     mode: 'server',
     refusal,
-    uploaded: (fileId) => services.coffreWorkflows.itemUploaded(fileId),
+    uploaded: (fileId) => services.workflows.coffres.itemUploaded(fileId),
     present: (stored) => uploadedFileView(stored, itemIdOf(stored.id), 'coffre_item'),
   };
 }

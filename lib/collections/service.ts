@@ -7,8 +7,8 @@ import type { PageQuery } from '../pagination.ts';
 import { checkDailyQuota, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { type Caller, type Tenant, tenantOf } from '../tenancy.ts';
-import type { CollectionChange } from '../vocabulary.ts';
 import { presentCollection, presentCollectionWithTransfers } from './present.ts';
+import type { CollectionChange } from './vocabulary.ts';
 
 // Collections: transfers grouped under a title, shared through one link
 // (docs/collections.md). Each change locks its collection, so positions stay

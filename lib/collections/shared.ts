@@ -6,7 +6,7 @@ import { type DownloadLinksInput, issueDownloadLinks } from '../transfers/downlo
 import { scanWarning } from '../transfers/present.ts';
 import { blockedReason } from '../transfers/share.ts';
 import type { Requester } from '../transfers/share-passwords.ts';
-import type { CollectionAccess } from '../vocabulary.ts';
+import type { CollectionAccess } from './vocabulary.ts';
 
 // What a visitor holding a collection's link sees and downloads
 // (docs/collections.md, "The share link"). The link is only a way to reach

@@ -4,16 +4,26 @@ import { constantTimeEqual, hmacSha256 } from './secrets.ts';
 // links): a purpose, a payload and an expiry, signed with HMAC-SHA256.
 // Verification checks the signature before reading anything else.
 
-export type TokenPurpose =
-  | 'upload'
-  | 'download'
-  | 'unlock'
-  | 'intake-download'
-  | 'coffre-invitation'
-  | 'coffre-download'
-  | 'coffre-archive'
-  | 'archive'
-  | 'gdpr-export';
+/**
+ * Every purpose a token may carry, by purpose, with what its links are for: a token signed for
+ * one is refused for any other. The purposes shared by several families are declared here; a
+ * family declares its own in its folder (lib/<family>/family.ts), adding members to this
+ * interface:
+ *
+ *     declare module '../crypto/signed-token.ts' {
+ *       interface TokenPurposes { 'vault-download': "a vault item's download link" }
+ *     }
+ *
+ * Two families declaring one purpose with different descriptions do not compile.
+ */
+export interface TokenPurposes {
+  /** lib/uploads/tokens.ts: every family that takes uploads (its kind is in the payload). */
+  upload: 'an upload URL';
+  /** lib/zip/archives.ts: transfers and collections. */
+  archive: 'a download-all ZIP link';
+}
+
+export type TokenPurpose = keyof TokenPurposes;
 
 export function signToken(key: Buffer, purpose: TokenPurpose, data: Record<string, string>, expiresAt: Date): string {
   const body = Buffer.from(JSON.stringify({ p: purpose, e: Math.floor(expiresAt.getTime() / 1000), d: data })).toString(

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { itemIdOf } from '../coffres/ids.ts';
+import { COFFRE_ACCESS_LEVELS } from '../coffres/vocabulary.ts';
 import type { CoffreRow, ItemRow, MemberRow } from '../db/queries/coffres.ts';
-import { COFFRE_ACCESS_LEVELS } from '../vocabulary.ts';
 import { EMITTED, event } from './define.ts';
 
 // coffre.*: what the vault routes and workers record (docs/coffres.md, "Events").

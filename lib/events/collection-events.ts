@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { COLLECTION_CHANGES, COLLECTION_ITEM_KINDS } from '../collections/vocabulary.ts';
 import type { CollectionRow } from '../db/queries/collections.ts';
-import { COLLECTION_CHANGES, COLLECTION_ITEM_KINDS } from '../vocabulary.ts';
 import { EMITTED, event } from './define.ts';
 
 // collection.*: what the collections API records (docs/collections.md, "Events").

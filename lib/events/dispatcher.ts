@@ -22,7 +22,7 @@ import { startedOnce } from '../temporal.ts';
 // connection.
 
 type Run<W extends Workflow> = { workflow: W; workflowId: string; args: Parameters<W> };
-/** A workflow the dispatcher starts: its function, its id (workflows/ids.ts) and its arguments. */
+/** A workflow the dispatcher starts: its function, its id (exported by its workflow's file) and its arguments. */
 export type PlannedRun = Run<typeof runRule>;
 
 export type DispatcherOptions = {

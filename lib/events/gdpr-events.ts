@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GDPR_EXPORT_STATUSES } from '../vocabulary.ts';
+import { GDPR_EXPORT_STATUSES } from '../gdpr/vocabulary.ts';
 import { EMITTED, event } from './define.ts';
 
 // workspace.*: what Valise records about the workspace's legal acceptances and GDPR exports.

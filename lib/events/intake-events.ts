@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import type { IntakeDocumentRow, IntakeFileRow, IntakeRow } from '../db/queries/intakes.ts';
-import { INTAKE_CLOSE_REASONS, INTAKE_DOCUMENT_STATUSES, INTAKE_SOURCES, INTAKE_STATUSES } from '../vocabulary.ts';
+import {
+  INTAKE_CLOSE_REASONS,
+  INTAKE_DOCUMENT_STATUSES,
+  INTAKE_SOURCES,
+  INTAKE_STATUSES,
+} from '../intakes/vocabulary.ts';
 import { EMITTED, event } from './define.ts';
 
 // request.*: what secure intakes record (docs/intakes.md, "Events"). The spec

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RecipientRow } from '../db/queries/recipients.ts';
-import { RECIPIENT_SOURCES } from '../vocabulary.ts';
+import { RECIPIENT_SOURCES } from '../recipients/vocabulary.ts';
 import { EMITTED, event } from './define.ts';
 import { TransferEventView as transfer } from './views.ts';
 

@@ -1,6 +1,7 @@
 import { createGdprExportQueries } from '../db/queries/gdpr-exports.ts';
 import type { Family } from '../family.ts';
 import { purgeGdprExports } from './retention.ts';
+import { GDPR_EXPORT_STATUSES } from './vocabulary.ts';
 
 export const gdprFamily = {
   name: 'gdpr',
@@ -13,6 +14,7 @@ export const gdprFamily = {
       scope: { kind: 'tenant' },
       personal: [],
       subjects: { userIds: ['subject_user_id'] },
+      vocabulary: { status: GDPR_EXPORT_STATUSES },
       // An export about an erased user holds their data: it ends now, and its data key goes with
       // it, so the sealed object is noise until the workflow deletes it at the end of its retention.
       erase: (connection, subject) =>
@@ -21,3 +23,10 @@ export const gdprFamily = {
   },
   retention: { purge: purgeGdprExports },
 } satisfies Family;
+
+// The purposes of the family's capability tokens (lib/crypto/signed-token.ts).
+declare module '../crypto/signed-token.ts' {
+  interface TokenPurposes {
+    'gdpr-export': "a GDPR export's download link (lib/gdpr/exports.ts)";
+  }
+}

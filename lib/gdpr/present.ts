@@ -1,5 +1,5 @@
 import type { GdprExportRow } from '../db/queries/gdpr-exports.ts';
-import type { GdprExportStatus } from '../vocabulary.ts';
+import type { GdprExportStatus } from './vocabulary.ts';
 
 export type GdprExport = {
   object: 'gdpr_export';

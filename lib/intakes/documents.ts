@@ -13,8 +13,8 @@ import { countSandboxDownloads, downloadLimitReached } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { type Caller, tenantOf } from '../tenancy.ts';
 import { openContent } from '../uploads/content.ts';
-import type { IntakeDocumentStatus } from '../vocabulary.ts';
 import { type DownloadLink, presentDocument } from './present.ts';
+import type { IntakeDocumentStatus } from './vocabulary.ts';
 
 // An intake's documents, as their owner reads and deletes them, and the
 // short-lived links their files download from (docs/intakes.md, "Intake document").
@@ -49,7 +49,7 @@ export async function deleteDocument(services: Services, caller: Caller, intakeI
   const { document } = await findDocument(services, caller, intakeId, documentId);
   if (document.status === 'deleted') throw documentGone(document);
   await createIntakeQueries(services.db).destroyDocument(document.id);
-  await services.intakeWorkflows.documentDeleted(document.id).catch(() => undefined);
+  await services.workflows.intakes.documentDeleted(document.id).catch(() => undefined);
   return { id: document.id, object: 'intake_document' as const, deleted: true as const };
 }
 

@@ -1,4 +1,4 @@
-import type { IntakeKem } from '../vocabulary.ts';
+import type { IntakeKem } from './vocabulary.ts';
 
 /**
  * The sizes each KEM gives an intake's keys and envelopes (docs/intake-encryption.md, "Keys" and

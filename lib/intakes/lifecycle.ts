@@ -1,4 +1,4 @@
-// What the API tells the intake workflows (lib/temporal.ts implements it):
+// What the API tells the intake workflows (lib/intakes/temporal.ts implements it):
 // `intake-<id>` owns an intake's expiry, `intake-document-<id>` a document's
 // upload deadline, scan, retention and deletion.
 export type IntakeLifecycle = {
@@ -11,3 +11,11 @@ export type IntakeLifecycle = {
   /** The document was deleted (its keys are gone already): its workflow removes the blobs and ends. */
   documentDeleted(documentId: string): Promise<void>;
 };
+
+// services.workflows.intakes (lib/services.ts), built by lib/intakes/temporal.ts.
+declare module '../services.ts' {
+  interface FamilyWorkflows {
+    /** Starts and signals the intake and intake-document workflows. */
+    intakes: IntakeLifecycle;
+  }
+}

@@ -6,11 +6,12 @@ import type { PageQuery } from '../pagination.ts';
 import { SANDBOX_LIMITS, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { type Caller, tenantOf } from '../tenancy.ts';
-import type { Environment, IntakeEncryptionMode, IntakeKem, IntakeStatus, MetadataPolicy } from '../vocabulary.ts';
+import type { Environment } from '../vocabulary.ts';
 import { randomId } from './ids.ts';
 import { KEM_SIZES } from './kems.ts';
 import { presentIntake } from './present.ts';
 import { issuePublishableKey, presentPublishableKey } from './publishable-keys.ts';
+import type { IntakeEncryptionMode, IntakeKem, IntakeStatus, MetadataPolicy } from './vocabulary.ts';
 
 // Intakes, as their owner manages them (docs/intakes.md). Submitters' routes
 // are in submissions.ts, documents in documents.ts.
@@ -96,7 +97,7 @@ export async function createIntake(services: Services, caller: Caller, input: Cr
     });
     const key = await issuePublishableKey(services, queries, intake, null);
     await createEventQueries(tx).record(tenant, 'request.created', { request: requestView(intake) });
-    if (intake.expires_at) await services.intakeWorkflows.watchExpiry(intake.id);
+    if (intake.expires_at) await services.workflows.intakes.watchExpiry(intake.id);
     return { intake, key };
   });
   return { ...presentIntake(services.config, intake), publishable_key: presentPublishableKey(services, key) };
@@ -169,7 +170,7 @@ export async function updateIntake(services: Services, caller: Caller, id: strin
       row.closed_reason === 'max_submissions' &&
       (row.max_submissions === null || row.submissions_count < row.max_submissions);
     if (expiryLifted || capLifted) row = (await queries.reopen(id)) ?? row;
-    if (changes.expiresAt !== undefined) await services.intakeWorkflows.watchExpiry(id);
+    if (changes.expiresAt !== undefined) await services.workflows.intakes.watchExpiry(id);
     return row;
   });
   return presentIntake(services.config, updated);
@@ -210,8 +211,8 @@ export async function deleteIntake(services: Services, caller: Caller, id: strin
   // The keys are gone already; a lost signal leaves ciphertext no one can open until the
   // document's own retention timer removes it.
   await Promise.allSettled([
-    services.intakeWorkflows.intakeDeleted(id),
-    ...documentIds.map((documentId) => services.intakeWorkflows.documentDeleted(documentId)),
+    services.workflows.intakes.intakeDeleted(id),
+    ...documentIds.map((documentId) => services.workflows.intakes.documentDeleted(documentId)),
   ]);
   return { id: intake.id, object: 'intake' as const, deleted: true as const, documents_deleted: documentIds.length };
 }

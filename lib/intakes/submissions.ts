@@ -8,12 +8,12 @@ import { checkDailyQuota, checkFileSize, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { checkPlannable, storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
-import type { IntakeKem, IntakeSource } from '../vocabulary.ts';
 import { randomId } from './ids.ts';
 import { KEM_SIZES, SEALED_KEY_BYTES } from './kems.ts';
 import { presentForm, submissionBudget } from './present.ts';
 import type { Submitter } from './publishable-keys.ts';
 import { intakeUploads } from './upload-target.ts';
+import type { IntakeKem, IntakeSource } from './vocabulary.ts';
 
 // What a submitter does with a publishable key: read the intake's form, and
 // start a submission whose files are then uploaded like a transfer's
@@ -101,7 +101,7 @@ export async function startSubmission(services: Services, submitter: Submitter, 
       current = (await queries.end(intake.id, 'closed', 'max_submissions')) ?? counted;
       await events.record(tenant, 'request.completed', { request: requestView(current) });
     }
-    await services.intakeWorkflows.startDocument(document.id);
+    await services.workflows.intakes.startDocument(document.id);
     return { document, files, intake: current };
   });
   return {

@@ -29,7 +29,7 @@ export async function intakeUploadTarget(services: Services, address: UploadAddr
     file,
     mode: intake.encryption_mode === 'e2e_asym' ? 'e2e' : 'server',
     refusal,
-    uploaded: (fileId) => services.intakeWorkflows.fileUploaded(document.id, fileId),
+    uploaded: (fileId) => services.workflows.intakes.fileUploaded(document.id, fileId),
     present: (stored) => uploadedFileView(stored, stored.id, 'intake_file'),
   };
 }

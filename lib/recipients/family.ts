@@ -1,4 +1,5 @@
 import type { Family } from '../family.ts';
+import { RECIPIENT_SOURCES } from './vocabulary.ts';
 
 export const recipientsFamily = {
   name: 'recipients',
@@ -11,6 +12,7 @@ export const recipientsFamily = {
       scope: { kind: 'tenant' },
       personal: ['email', 'name', 'organisation'],
       subjects: { emails: ['email'] },
+      vocabulary: { source: RECIPIENT_SOURCES },
     },
     transfer_recipients: { scope: { kind: 'tenant' }, personal: ['email'], subjects: { emails: ['email'] } },
     recipient_grants: {

@@ -1,7 +1,8 @@
 import Joi from 'joi';
 import { DomainError } from '../errors.ts';
 import { checkWebhookUrl, type TargetPolicy } from '../net/ssrf.ts';
-import { isOneOf, RULE_ACTION_TYPES, type RuleActionType } from '../vocabulary.ts';
+import { isOneOf } from '../vocabulary.ts';
+import { RULE_ACTION_TYPES, type RuleActionType } from './vocabulary.ts';
 
 // What a rule does when it matches (spec: Automation rules, action_type), and
 // the `action_config` each action takes, written once as joi: the rule routes

@@ -1,4 +1,5 @@
 import type { Family } from '../family.ts';
+import { RULE_ACTION_TYPES, RULE_EXECUTION_STATUSES } from './vocabulary.ts';
 
 export const rulesFamily = {
   name: 'rules',
@@ -9,7 +10,8 @@ export const rulesFamily = {
       scope: { kind: 'tenant' },
       personal: ['trigger_conditions', 'action_config'],
       subjects: { emails: ['trigger_conditions', 'action_config'] },
+      vocabulary: { action_type: RULE_ACTION_TYPES },
     },
-    rule_executions: { scope: { kind: 'tenant' }, personal: [] },
+    rule_executions: { scope: { kind: 'tenant' }, personal: [], vocabulary: { status: RULE_EXECUTION_STATUSES } },
   },
 } satisfies Family;

@@ -1,6 +1,5 @@
 import type { CommonQueryMethods } from 'slonik';
-import { ruleRunWorkflowId } from '../../workflows/ids.ts';
-import { type RunRuleInput, runRule } from '../../workflows/runRule.ts';
+import { type RunRuleInput, ruleRunWorkflowId, runRule } from '../../workflows/runRule.ts';
 import type { DispatchableEvent } from '../db/queries/events.ts';
 import { createRuleQueries } from '../db/queries/rules.ts';
 import { createTransferQueries } from '../db/queries/transfers.ts';

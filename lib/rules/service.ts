@@ -7,13 +7,7 @@ import type { TargetPolicy } from '../net/ssrf.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
 import { type Caller, tenantOf } from '../tenancy.ts';
-import {
-  type EncryptionMode,
-  isOneOf,
-  RULE_ACTION_TYPES,
-  type RuleActionType,
-  type TransferStatus,
-} from '../vocabulary.ts';
+import { type EncryptionMode, isOneOf, type TransferStatus } from '../vocabulary.ts';
 import { generateWebhookSecret } from '../webhooks/signature.ts';
 import {
   callsUrl,
@@ -27,6 +21,7 @@ import {
   URL_ACTION_SCOPE,
   usesSigningSecret,
 } from './actions.ts';
+import { RULE_ACTION_TYPES, type RuleActionType } from './vocabulary.ts';
 
 // Automation rules (docs/rules.md): a trigger event, optional conditions and
 // one action, per workspace and environment. The routes' joi schemas

@@ -1,7 +1,7 @@
 import { createScimQueries, type NewScimAuditEvent, type ScimAuditRow } from '../db/queries/scim.ts';
 import type { Services } from '../services.ts';
 import { type Caller, type Tenant, tenantOf } from '../tenancy.ts';
-import type { ScimOperation } from '../vocabulary.ts';
+import type { ScimOperation } from './vocabulary.ts';
 
 // The SCIM audit (spec: "SCIM audit event", GET /v1/scim/audit): one row per SCIM operation on
 // members or groups, successful or not, in the token's workspace and environment.

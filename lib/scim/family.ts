@@ -1,4 +1,5 @@
 import type { Family } from '../family.ts';
+import { SCIM_OPERATIONS, SCIM_RESOURCE_TYPES } from './vocabulary.ts';
 
 // The members' own SCIM attributes are columns of `users` (the workspaces family declares them).
 export const scimFamily = {
@@ -13,6 +14,10 @@ export const scimFamily = {
     scim_tokens: { scope: { kind: 'tenant', environments: ['live'] }, personal: [] },
     scim_groups: { scope: { kind: 'workspace' }, personal: [] },
     scim_group_members: { scope: { kind: 'child', parent: 'scim_groups', column: 'group_id' }, personal: [] },
-    scim_audit_events: { scope: { kind: 'tenant', environments: ['live'] }, personal: [] },
+    scim_audit_events: {
+      scope: { kind: 'tenant', environments: ['live'] },
+      personal: [],
+      vocabulary: { operation: SCIM_OPERATIONS, resource_type: SCIM_RESOURCE_TYPES },
+    },
   },
 } satisfies Family;

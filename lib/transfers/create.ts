@@ -89,7 +89,7 @@ export async function createTransfer(services: Services, caller: Caller, input: 
     const data = { transfer: transferCreatedView(transfer, files) };
     await events.record(tenant, 'transfer.created', data);
     if (mode === 'e2e') await events.record(tenant, 'transfer.e2e_created', data);
-    await services.transferWorkflows.start(transfer.id);
+    await services.workflows.transfers.start(transfer.id);
     return { transfer, files };
   });
 

@@ -1,4 +1,12 @@
 import { type Family, NETWORK_IDENTITY, type StoredFiles } from '../family.ts';
+import {
+  APPROVAL_DECISIONS,
+  APPROVAL_STATUSES,
+  ENCRYPTION_MODES,
+  SCAN_STATUSES,
+  TRANSFER_STATUSES,
+  UPLOAD_STATES,
+} from '../vocabulary.ts';
 import { transferUploads } from './upload-target.ts';
 
 /** The objects of a transfer, and when they must go. */
@@ -20,16 +28,24 @@ export const transfersFamily = {
       personal: ['recipient', 'approval_note'],
       subjects: { userIds: ['user_id', 'approved_by'], emails: ['recipient'] },
       exported: ['transfer_title', 'status', 'expires_at'],
+      vocabulary: {
+        status: TRANSFER_STATUSES,
+        encryption_mode: ENCRYPTION_MODES,
+        approval_status: APPROVAL_STATUSES,
+        scan_status: SCAN_STATUSES,
+      },
     },
     transfer_files: {
       scope: { kind: 'child', parent: 'transfers', column: 'transfer_id' },
       personal: [],
       exported: ['name', 'size', 'mime_type'],
+      vocabulary: { upload_state: UPLOAD_STATES, scan_status: SCAN_STATUSES },
     },
     transfer_approvals: {
       scope: { kind: 'child', parent: 'transfers', column: 'transfer_id' },
       personal: ['note'],
       subjects: { userIds: ['approver_id'] },
+      vocabulary: { decision: APPROVAL_DECISIONS },
     },
     transfer_downloads: {
       scope: { kind: 'child', parent: 'transfers', column: 'transfer_id' },
@@ -47,3 +63,11 @@ export const transfersFamily = {
   storedFiles: [transferObjects],
   uploads: transferUploads,
 } satisfies Family;
+
+// The purposes of the family's capability tokens (lib/crypto/signed-token.ts).
+declare module '../crypto/signed-token.ts' {
+  interface TokenPurposes {
+    download: "a transfer file's download link (lib/transfers/download-links.ts)";
+    unlock: 'a password-protected share, unlocked (lib/transfers/share-passwords.ts)';
+  }
+}

@@ -68,7 +68,7 @@ export async function revokeTransfer(services: Services, caller: Caller, id: str
     return ended ?? current;
   });
   const files = await createTransferQueries(services.db).files(id);
-  await services.transferWorkflows.revoked(id).catch(async () => {
+  await services.workflows.transfers.revoked(id).catch(async () => {
     // The workflow has already finished (or cannot be reached): delete the objects here.
     for (const file of files) await services.objects.remove(file.object_key);
   });
@@ -98,7 +98,7 @@ export async function decideApproval(services: Services, caller: Caller, id: str
   });
   // The decision is committed: the workflow reads it from the database (at activation, and every
   // TRANSFER_APPROVAL_RECHECK while pending). The signal only wakes it early, so a failed one loses nothing.
-  await services.transferWorkflows.approvalDecided(id, input.decision).catch(() => {});
+  await services.workflows.transfers.approvalDecided(id, input.decision).catch(() => {});
   return present(services, tenantOf(caller), row, await createTransferQueries(services.db).files(id));
 }
 
@@ -142,6 +142,6 @@ export async function extendExpiry(services: Services, caller: Caller, id: strin
     await queries.extendExpiry(id, expiresAt);
     return expiresAt;
   });
-  await services.transferWorkflows.expiryExtended(id, extended);
+  await services.workflows.transfers.expiryExtended(id, extended);
   return extended;
 }

@@ -35,7 +35,7 @@ export async function transferUploadTarget(services: Services, address: UploadAd
     file,
     mode: transfer.encryption_mode,
     refusal,
-    uploaded: (fileId) => services.transferWorkflows.fileUploaded(transfer.id, fileId),
+    uploaded: (fileId) => services.workflows.transfers.fileUploaded(transfer.id, fileId),
     present: (stored) => presentFile({ ...stored, transfer_id: file.transfer_id, position: file.position }),
   };
 }

@@ -2,7 +2,7 @@ import type { AttemptRow } from '../db/queries/deliveries.ts';
 import type { DeliveryTrigger } from '../vocabulary.ts';
 
 // What the delivery activity (activities/webhooks.ts), the API's test pings and redeliveries
-// (lib/webhooks/deliveries.ts) and the Temporal client (lib/temporal.ts) say to each other about
+// (lib/webhooks/deliveries.ts) and the Temporal client (lib/webhooks/temporal.ts) say to each other about
 // one attempt. It imports none of them, so none of them imports another through it.
 
 /** One HTTP attempt, as GET /v1/webhooks/{id}/deliveries lists it (docs/webhooks.md, "Delivery log"). */
@@ -33,7 +33,7 @@ export type AttemptOutcome =
   | { outcome: 'succeeded' | 'failed'; attempt: WebhookAttempt }
   | { outcome: 'skipped'; reason: 'webhook_deleted' | 'webhook_disabled' | 'event_deleted' };
 
-/** Runs one attempt on the workers and waits for it (lib/temporal.ts). */
+/** Runs one attempt on the workers and waits for it (lib/webhooks/temporal.ts). */
 export type WebhookDeliverer = {
   deliverNow(input: {
     eventId: string;
@@ -41,3 +41,11 @@ export type WebhookDeliverer = {
     trigger: Exclude<DeliveryTrigger, 'scheduled'>;
   }): Promise<AttemptOutcome>;
 };
+
+// services.workflows.webhooks (lib/services.ts), built by lib/webhooks/temporal.ts.
+declare module '../services.ts' {
+  interface FamilyWorkflows {
+    /** Runs one webhook delivery attempt now, on the workers. */
+    webhooks: WebhookDeliverer;
+  }
+}

@@ -46,7 +46,9 @@ export async function sendTestPing(services: Services, caller: Caller, webhookId
     { webhook_id: hook.id, message: PING_MESSAGE },
     { dispatched: true },
   );
-  return attemptOf(await services.webhooks.deliverNow({ eventId: event.id, webhookId: hook.id, trigger: 'test' }));
+  return attemptOf(
+    await services.workflows.webhooks.deliverNow({ eventId: event.id, webhookId: hook.id, trigger: 'test' }),
+  );
 }
 
 /** Sends a past delivery's event again, now, as one more attempt of that delivery (same `webhook-id`). */
@@ -55,6 +57,6 @@ export async function redeliver(services: Services, caller: Caller, webhookId: s
   const delivery = await createDeliveryQueries(services.db).find(hook.id, deliveryId);
   if (!delivery) throw notFound('delivery');
   return attemptOf(
-    await services.webhooks.deliverNow({ eventId: delivery.event_id, webhookId: hook.id, trigger: 'manual' }),
+    await services.workflows.webhooks.deliverNow({ eventId: delivery.event_id, webhookId: hook.id, trigger: 'manual' }),
   );
 }

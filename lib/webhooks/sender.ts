@@ -1,8 +1,7 @@
 import type { Client } from '@temporalio/client';
 import pg from 'pg';
 import type { DatabasePool } from 'slonik';
-import { deliverWebhook } from '../../workflows/deliverWebhook.ts';
-import { deliveryWorkflowId } from '../../workflows/ids.ts';
+import { deliverWebhook, deliveryWorkflowId } from '../../workflows/deliverWebhook.ts';
 import type { Config } from '../config.ts';
 import { createDeliveryQueries, type FirstAttemptRecord, type LeasedDelivery } from '../db/queries/deliveries.ts';
 import { createWebhookQueries } from '../db/queries/webhooks.ts';

@@ -1,4 +1,5 @@
 import type { Family } from '../family.ts';
+import { IDEMPOTENCY_STATES, MEMBER_ROLES } from '../vocabulary.ts';
 
 export const workspacesFamily = {
   name: 'workspaces',
@@ -27,9 +28,10 @@ export const workspacesFamily = {
         'manager_id',
       ],
       subjects: { userIds: ['id'], emails: ['email'] },
+      vocabulary: { role: MEMBER_ROLES },
     },
     mfa_failures: { scope: { kind: 'child', parent: 'users', column: 'user_id' }, personal: [] },
     // Answers replayed to a retried write, sealed.
-    idempotency_records: { scope: { kind: 'tenant' }, personal: [] },
+    idempotency_records: { scope: { kind: 'tenant' }, personal: [], vocabulary: { state: IDEMPOTENCY_STATES } },
   },
 } satisfies Family;

@@ -4,7 +4,7 @@ import { buildOpenApiDocument } from '../../api/openapi.ts';
 import { createServer } from '../../api/server.ts';
 import type { ApiDependencies } from '../../api/types.ts';
 import { loadConfig } from '../../lib/config.ts';
-import { buildServices, type Lifecycles } from '../../lib/services.ts';
+import { buildServices, type FamilyWorkflows } from '../../lib/services.ts';
 
 // Builds the API server in-process (never listening) and asks it for its own
 // OpenAPI document, so the SDK types come from the routes the server registers.
@@ -27,11 +27,7 @@ export async function loadOpenApiDocument(): Promise<OpenApiDocument> {
       },
     },
   );
-  const services = buildServices(
-    config,
-    unused as DatabasePool,
-    { keys: unused, transfers: unused, webhooks: unused } as Lifecycles,
-  );
+  const services = buildServices(config, unused as DatabasePool, unused as FamilyWorkflows);
   const dependencies = { services, rateLimiter: unused, healthProbes: [] } as unknown as ApiDependencies;
   const server = await createServer(dependencies, { host: '127.0.0.1', port: 0 });
   try {

@@ -4,8 +4,12 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { ExecutionContext } from 'ava';
 import type { createTransferActivities } from '../../activities/transfers.ts';
-import { transferWorkflowId } from '../../workflows/ids.ts';
-import { approvalDecidedSignal, revokedSignal, transferLifecycle } from '../../workflows/transferLifecycle.ts';
+import {
+  approvalDecidedSignal,
+  revokedSignal,
+  transferLifecycle,
+  transferWorkflowId,
+} from '../../workflows/transferLifecycle.ts';
 import { bundleWorkflows, untilCalled, withWorker } from './workflows.ts';
 
 // transferLifecycle's tests (test/workflows/transfer-*.test.ts) share one stub

@@ -5,8 +5,7 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import test from 'ava';
 import type { AttemptInput, AttemptOutcome, createWebhookActivities } from '../../activities/webhooks.ts';
 import type { WebhookAttempt } from '../../lib/webhooks/attempts.ts';
-import { type DeliverWebhookInput, deliverWebhook } from '../../workflows/deliverWebhook.ts';
-import { deliveryWorkflowId } from '../../workflows/ids.ts';
+import { type DeliverWebhookInput, deliverWebhook, deliveryWorkflowId } from '../../workflows/deliverWebhook.ts';
 import { bundleWorkflows, withWorker as withBundledWorker } from '../helpers/workflows.ts';
 
 // deliverWebhook against the real Temporal dev server, with a stub attempt on

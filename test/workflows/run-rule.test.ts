@@ -5,9 +5,8 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import test from 'ava';
 import type { createRuleActivities } from '../../activities/rules.ts';
 import type { createTransferActivities } from '../../activities/transfers.ts';
-import { ruleRunWorkflowId, transferWorkflowId } from '../../workflows/ids.ts';
-import { runRule } from '../../workflows/runRule.ts';
-import { transferLifecycle } from '../../workflows/transferLifecycle.ts';
+import { ruleRunWorkflowId, runRule } from '../../workflows/runRule.ts';
+import { transferLifecycle, transferWorkflowId } from '../../workflows/transferLifecycle.ts';
 import { bundleWorkflows, withWorker } from '../helpers/workflows.ts';
 
 // runRule against the real Temporal dev server, with stub activities on a task

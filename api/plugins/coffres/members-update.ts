@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { updateMember } from '../../../lib/coffres/members.ts';
-import type { CoffreAccessLevel } from '../../../lib/vocabulary.ts';
+import type { CoffreAccessLevel } from '../../../lib/coffres/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
 import { callerOf } from '../../types.ts';
 import { access, member, memberParams } from './schemas.ts';

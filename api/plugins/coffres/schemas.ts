@@ -7,9 +7,8 @@ import {
   COFFRE_ACTOR_TYPES,
   COFFRE_ITEM_STATUSES,
   COFFRE_STATUSES,
-  SCAN_STATUSES,
-  UPLOAD_STATES,
-} from '../../../lib/vocabulary.ts';
+} from '../../../lib/coffres/vocabulary.ts';
+import { SCAN_STATUSES, UPLOAD_STATES } from '../../../lib/vocabulary.ts';
 import { fileName, listEnvelope, mimeType, text, timestamp, titleText } from '../../schemas.ts';
 import { linkTokenParams } from '../shares/download.ts';
 import { uploadUrl } from '../transfers/schemas.ts';

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { MAX_TRANSFERS_PER_CALL } from '../../../lib/collections/service.ts';
-import { COLLECTION_ACCESS, ENCRYPTION_MODES } from '../../../lib/vocabulary.ts';
+import { COLLECTION_ACCESS } from '../../../lib/collections/vocabulary.ts';
+import { ENCRYPTION_MODES } from '../../../lib/vocabulary.ts';
 import { id, listEnvelope, text, timestamp, titleText } from '../../schemas.ts';
 import { sharedFile } from '../shares/schemas.ts';
 import { transferStatus } from '../transfers/schemas.ts';

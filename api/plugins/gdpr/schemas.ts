@@ -1,5 +1,6 @@
 import Joi from 'joi';
-import { ENVIRONMENTS, GDPR_EXPORT_STATUSES } from '../../../lib/vocabulary.ts';
+import { GDPR_EXPORT_STATUSES } from '../../../lib/gdpr/vocabulary.ts';
+import { ENVIRONMENTS } from '../../../lib/vocabulary.ts';
 import { id, timestamp } from '../../schemas.ts';
 
 export const legalAcceptanceEntry = Joi.object({

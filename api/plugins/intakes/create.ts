@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { type CreateIntakeInput, createIntake } from '../../../lib/intakes/service.ts';
-import { INTAKE_ENCRYPTION_MODES } from '../../../lib/vocabulary.ts';
+import { INTAKE_ENCRYPTION_MODES } from '../../../lib/intakes/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
 import { callerOf } from '../../types.ts';
 import {

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { type ListDocumentsInput, listDocuments } from '../../../lib/intakes/documents.ts';
-import { INTAKE_DOCUMENT_STATUSES } from '../../../lib/vocabulary.ts';
+import { INTAKE_DOCUMENT_STATUSES } from '../../../lib/intakes/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
 import { pageQuery } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { type ListIntakesInput, listIntakes } from '../../../lib/intakes/service.ts';
-import { INTAKE_STATUSES } from '../../../lib/vocabulary.ts';
+import { INTAKE_STATUSES } from '../../../lib/intakes/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
 import { pageQuery } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';

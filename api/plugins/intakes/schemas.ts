@@ -8,9 +8,8 @@ import {
   INTAKE_SOURCES,
   INTAKE_STATUSES,
   METADATA_POLICIES,
-  SCAN_STATUSES,
-  UPLOAD_STATES,
-} from '../../../lib/vocabulary.ts';
+} from '../../../lib/intakes/vocabulary.ts';
+import { SCAN_STATUSES, UPLOAD_STATES } from '../../../lib/vocabulary.ts';
 import { id, listEnvelope, text, timestamp, titleText } from '../../schemas.ts';
 import { uploadUrl } from '../transfers/schemas.ts';
 

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { type StartSubmissionInput, startSubmission } from '../../../lib/intakes/submissions.ts';
-import { INTAKE_KEMS, INTAKE_SOURCES } from '../../../lib/vocabulary.ts';
+import { INTAKE_KEMS, INTAKE_SOURCES } from '../../../lib/intakes/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
 import { fileName, mimeType, text } from '../../schemas.ts';
 import { submitterOf } from '../../types.ts';

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { LEGAL_LANGUAGES } from '../../../lib/vocabulary.ts';
+import { LEGAL_LANGUAGES } from '../../../lib/legal/vocabulary.ts';
 import { listEnvelope, timestamp } from '../../schemas.ts';
 
 export const slug = Joi.string()

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { RECIPIENT_SOURCES } from '../../../lib/vocabulary.ts';
+import { RECIPIENT_SOURCES } from '../../../lib/recipients/vocabulary.ts';
 import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
 
 // Addresses as mail servers take them (RFC 5321: 254 characters in all); see lib/recipients/email.ts.

@@ -8,12 +8,8 @@ import {
   MAX_NAME_LENGTH,
   type TriggerConditions,
 } from '../../../lib/rules/service.ts';
-import {
-  ENCRYPTION_MODES,
-  RULE_ACTION_TYPES,
-  RULE_EXECUTION_STATUSES,
-  TRANSFER_STATUSES,
-} from '../../../lib/vocabulary.ts';
+import { RULE_ACTION_TYPES, RULE_EXECUTION_STATUSES } from '../../../lib/rules/vocabulary.ts';
+import { ENCRYPTION_MODES, TRANSFER_STATUSES } from '../../../lib/vocabulary.ts';
 import { id, listEnvelope, text, timestamp } from '../../schemas.ts';
 
 // A rule is validated here, once: each field, the conditions, and

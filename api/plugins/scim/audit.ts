@@ -5,7 +5,7 @@ import {
   SCIM_AUDIT_MAX_LIMIT,
   type ScimAuditQuery,
 } from '../../../lib/scim/audit.ts';
-import { SCIM_OPERATIONS } from '../../../lib/vocabulary.ts';
+import { SCIM_OPERATIONS } from '../../../lib/scim/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
 import { callerOf } from '../../types.ts';
 import { scimAuditList } from './schemas.ts';

@@ -8,7 +8,7 @@ import {
   type ScimListQuery,
   type ScimProjectionQuery,
 } from '../../../lib/scim/users.ts';
-import { SCIM_OPERATIONS, SCIM_RESOURCE_TYPES } from '../../../lib/vocabulary.ts';
+import { SCIM_OPERATIONS, SCIM_RESOURCE_TYPES } from '../../../lib/scim/vocabulary.ts';
 import { id, listEnvelope, timestamp } from '../../schemas.ts';
 import type { RouteSettings } from '../../types.ts';
 

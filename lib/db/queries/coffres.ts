@@ -1,7 +1,5 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import type { PageWindow } from '../../pagination.ts';
-import type { Tenant } from '../../tenancy.ts';
 import {
   COFFRE_ACCESS_LEVELS,
   COFFRE_ACTIONS,
@@ -12,8 +10,10 @@ import {
   type CoffreAction,
   type CoffreActorType,
   type CoffreItemStatus,
-  ENVIRONMENTS,
-} from '../../vocabulary.ts';
+} from '../../coffres/vocabulary.ts';
+import type { PageWindow } from '../../pagination.ts';
+import type { Tenant } from '../../tenancy.ts';
+import { ENVIRONMENTS } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 import { storedFileColumns, storedFileRow } from './stored-files.ts';

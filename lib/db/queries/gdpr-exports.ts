@@ -1,7 +1,8 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { GDPR_EXPORT_STATUSES } from '../../gdpr/vocabulary.ts';
 import type { Tenant } from '../../tenancy.ts';
-import { ENVIRONMENTS, GDPR_EXPORT_STATUSES } from '../../vocabulary.ts';
+import { ENVIRONMENTS } from '../../vocabulary.ts';
 import { sql } from '../sql.ts';
 
 export const gdprExportRow = z.object({

@@ -1,9 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import type { PageWindow } from '../../pagination.ts';
-import type { Tenant } from '../../tenancy.ts';
 import {
-  ENVIRONMENTS,
   INTAKE_CLOSE_REASONS,
   INTAKE_DOCUMENT_STATUSES,
   INTAKE_ENCRYPTION_MODES,
@@ -17,7 +14,10 @@ import {
   type IntakeStatus,
   METADATA_POLICIES,
   type MetadataPolicy,
-} from '../../vocabulary.ts';
+} from '../../intakes/vocabulary.ts';
+import type { PageWindow } from '../../pagination.ts';
+import type { Tenant } from '../../tenancy.ts';
+import { ENVIRONMENTS } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 import { storedFileColumns, storedFileRow } from './stored-files.ts';

@@ -1,7 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { LEGAL_LANGUAGES, type LegalLanguage } from '../../legal/vocabulary.ts';
 import type { Tenant } from '../../tenancy.ts';
-import { LEGAL_LANGUAGES, type LegalLanguage } from '../../vocabulary.ts';
 import { sql } from '../sql.ts';
 
 // The published legal documents (global: the same for every workspace) and the audit entries that

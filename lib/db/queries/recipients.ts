@@ -1,8 +1,9 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import { RECIPIENT_SOURCES, type RecipientSource } from '../../recipients/vocabulary.ts';
 import type { Tenant } from '../../tenancy.ts';
-import { ENVIRONMENTS, RECIPIENT_SOURCES, type RecipientSource } from '../../vocabulary.ts';
+import { ENVIRONMENTS } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 

@@ -1,8 +1,9 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { PageWindow } from '../../pagination.ts';
+import { RULE_EXECUTION_STATUSES, type RuleExecutionStatus } from '../../rules/vocabulary.ts';
 import type { Tenant } from '../../tenancy.ts';
-import { ENVIRONMENTS, RULE_EXECUTION_STATUSES, type RuleExecutionStatus } from '../../vocabulary.ts';
+import { ENVIRONMENTS } from '../../vocabulary.ts';
 import { olderThanCursor } from '../paging.ts';
 import { sql } from '../sql.ts';
 

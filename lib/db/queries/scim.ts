@@ -1,13 +1,8 @@
 import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
+import { SCIM_OPERATIONS, SCIM_RESOURCE_TYPES, type ScimOperation } from '../../scim/vocabulary.ts';
 import type { Tenant } from '../../tenancy.ts';
-import {
-  ENVIRONMENTS,
-  MEMBER_ROLES,
-  SCIM_OPERATIONS,
-  SCIM_RESOURCE_TYPES,
-  type ScimOperation,
-} from '../../vocabulary.ts';
+import { ENVIRONMENTS, MEMBER_ROLES } from '../../vocabulary.ts';
 import { sql } from '../sql.ts';
 
 // SCIM provisioning (docs/scim.md): its tokens, the members' SCIM attributes (columns of `users`,
