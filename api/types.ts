@@ -17,7 +17,12 @@ export type RouteSettings = {
   /** false for static files (page assets): cheap, cacheable, and several per page load. */
   rateLimited?: boolean;
   /** How a successful or failed call of a mutating route reads in the audit log. */
-  audit?: { action: string; resourceType: string };
+  audit?: {
+    action: string;
+    resourceType: string;
+    /** What the entry's metadata adds about the request (an export's filters): ids and settings, never secrets. */
+    metadata?: (request: Request) => Record<string, unknown>;
+  };
   /** What the OpenAPI document cannot read from the route's other settings (api/openapi.ts). */
   openapi?: OpenApiSettings;
   /** A route on its way out (api/deprecation.ts): its headers, and `deprecated` in the OpenAPI document. */

@@ -42,6 +42,7 @@ Account
   webhooks create|ls|test|deliveries   Webhooks
   listen --forward-to URL          Verify webhook signatures locally and forward them
   audit                 The audit log  --action A --resource-type T --since T --until T
+  audit export|verify   Export it (--format csv, --output FILE), verify its hash chain
 
 Global flags
   --json                Print the API's JSON on stdout (errors as JSON on stderr)

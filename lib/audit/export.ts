@@ -1,0 +1,128 @@
+import { Readable } from 'node:stream';
+import { type AuditExportRow, type AuditFilters, createAuditQueries } from '../db/queries/audit.ts';
+import type { Services } from '../services.ts';
+import type { Tenant } from '../tenancy.ts';
+
+// The audit log as a file (docs/audit.md, "Export"): every entry the filters keep, oldest first,
+// with its chain fields, read a batch at a time as the client takes the bytes, so memory stays
+// flat whatever the size. The export covers the chain as it stood when it was asked for: the
+// entries written while it streams (its own `audit.exported` among them) are not in it.
+
+export const AUDIT_EXPORT_FORMATS = ['ndjson', 'csv'] as const;
+export type AuditExportFormat = (typeof AUDIT_EXPORT_FORMATS)[number];
+
+const BATCH = 1000;
+
+/** The columns of a CSV export, in order; NDJSON lines carry the same fields. */
+const CSV_COLUMNS = [
+  'id',
+  'seq',
+  'created_at',
+  'workspace_id',
+  'environment',
+  'actor_id',
+  'api_key_id',
+  'action',
+  'resource_type',
+  'resource_id',
+  'status',
+  'request_id',
+  'ip_address',
+  'user_agent',
+  'country_code',
+  'metadata',
+  'collapsed',
+  'erased_at',
+  'personal_digest',
+  'prev_hash',
+  'entry_hash',
+] as const;
+
+export type AuditExport = { body: Readable; contentType: string; fileName: string };
+
+export async function exportAudit(
+  services: Services,
+  tenant: Tenant,
+  filters: AuditFilters,
+  format: AuditExportFormat,
+  now = new Date(),
+): Promise<AuditExport> {
+  const queries = createAuditQueries(services.db);
+  const upTo = await queries.lastSeq(tenant);
+  async function* rows(): AsyncGenerator<AuditExportRow> {
+    let after = 0;
+    for (;;) {
+      const batch = await queries.exportBatch(tenant, filters, { after, upTo }, BATCH);
+      yield* batch;
+      const last = batch.at(-1);
+      if (!last || batch.length < BATCH) return;
+      after = last.seq;
+    }
+  }
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  const fileName = `audit-${tenant.environment}-${stamp}.${format}`;
+  if (format === 'csv') {
+    return {
+      body: Readable.from(csvLines(rows()), { objectMode: false }),
+      contentType: 'text/csv; charset=utf-8',
+      fileName,
+    };
+  }
+  return {
+    body: Readable.from(ndjsonLines(rows()), { objectMode: false }),
+    contentType: 'application/x-ndjson',
+    fileName,
+  };
+}
+
+/** An entry as it is exported: the list's fields plus its environment and chain fields. */
+export function exportedEntry(row: AuditExportRow) {
+  return {
+    object: 'audit_entry' as const,
+    ...row,
+    created_at: row.created_at.toISOString(),
+    erased_at: row.erased_at?.toISOString() ?? null,
+  };
+}
+
+async function* ndjsonLines(rows: AsyncIterable<AuditExportRow>): AsyncGenerator<string> {
+  let chunk = '';
+  for await (const row of rows) {
+    chunk += `${JSON.stringify(exportedEntry(row))}\n`;
+    if (chunk.length >= 64 * 1024) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
+}
+
+async function* csvLines(rows: AsyncIterable<AuditExportRow>): AsyncGenerator<string> {
+  let chunk = `${CSV_COLUMNS.join(',')}\r\n`;
+  for await (const row of rows) {
+    const entry = exportedEntry(row);
+    chunk += `${CSV_COLUMNS.map((column) => csvCell(entry[column])).join(',')}\r\n`;
+    if (chunk.length >= 64 * 1024) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  yield chunk;
+}
+
+/** A cell a spreadsheet would read as a formula, run as such when opened: `=`, `+`, `-`, `@`, tab, CR. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * One RFC 4180 field. A text value a spreadsheet would take for a formula gets a leading `'`,
+ * which spreadsheets read as "text" (OWASP's CSV injection advice); quoting alone does not stop it.
+ */
+export function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  let text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  if (typeof value === 'string' && FORMULA_START.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) || text !== text.trim() ? `"${text.replace(/"/g, '""')}"` : text;
+}
