@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CommonQueryMethods } from 'slonik';
-import { type AuditExportRow, type ChainLinkRow, createAuditQueries } from '../db/queries/audit.ts';
+import { type ChainLinkRow, createAuditQueries } from '../db/queries/audit.ts';
 import type { Tenant } from '../tenancy.ts';
 
 // The audit log's hash chain (docs/audit.md, "Integrity"). The database writes the links
@@ -114,12 +114,11 @@ function judgeLink(
  * check of an export (docs/audit.md, "Verifying an export"). The serialisation is PostgreSQL's
  * jsonb text of the array migration 0031 hashes.
  */
-export function exportedEntryHash(entry: AuditExportRow | ExportedEntryJson): string {
+export function exportedEntryHash(entry: ExportedEntryJson): string {
   const metadata = omit(entry.metadata, [
     ...AUDIT_PERSONAL_METADATA_KEYS,
     ...(entry.collapsed ? COLLAPSE_COUNTER_KEYS : []),
   ]);
-  const createdAt = typeof entry.created_at === 'string' ? entry.created_at : entry.created_at.toISOString();
   return sha256Hex(
     jsonbText([
       'valise-audit/1',
@@ -135,7 +134,7 @@ export function exportedEntryHash(entry: AuditExportRow | ExportedEntryJson): st
       entry.resource_id,
       entry.status,
       entry.request_id,
-      createdAt,
+      entry.created_at,
       entry.collapsed,
       metadata,
       entry.personal_digest,
@@ -144,17 +143,37 @@ export function exportedEntryHash(entry: AuditExportRow | ExportedEntryJson): st
 }
 
 /** An exported entry's personal digest, recomputed: only meaningful for an entry not erased. */
-export function exportedPersonalDigest(entry: AuditExportRow | ExportedEntryJson): string {
+export function exportedPersonalDigest(entry: ExportedEntryJson): string {
   const personal = pick(entry.metadata, AUDIT_PERSONAL_METADATA_KEYS);
   return sha256Hex(
     jsonbText(['valise-audit-personal/1', entry.ip_address, entry.user_agent, entry.country_code, personal]),
   );
 }
 
-/** An entry as an NDJSON export line parses. */
-export type ExportedEntryJson = Omit<AuditExportRow, 'created_at' | 'erased_at'> & {
+/** An entry as an NDJSON export line parses (docs/audit.md, "Export"). */
+export type ExportedEntryJson = {
+  object: 'audit_entry';
+  id: string;
+  seq: number;
   created_at: string;
+  workspace_id: string;
+  environment: string;
+  actor_id: string | null;
+  api_key_id: string | null;
+  action: string;
+  resource_type: string | null;
+  resource_id: string | null;
+  status: string;
+  request_id: string | null;
+  ip_address: string | null;
+  user_agent: string | null;
+  country_code: string | null;
+  metadata: Record<string, unknown>;
+  collapsed: boolean;
   erased_at: string | null;
+  personal_digest: string;
+  prev_hash: string;
+  entry_hash: string;
 };
 
 function sha256Hex(text: string): string {
