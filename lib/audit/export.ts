@@ -49,14 +49,21 @@ export async function exportAudit(
 ): Promise<AuditExport> {
   const queries = createAuditQueries(services.db);
   const upTo = await queries.lastSeq(tenant);
+  // The next batch is asked for before this one is written out, so the database's work and ours
+  // overlap; at most two batches are in memory.
+  const batchAfter = (after: number) => {
+    const batch = queries.exportBatch(tenant, filters, { after, upTo }, BATCH);
+    // Awaited below, unless the client has gone: then its failure must not go unhandled.
+    batch.catch(() => {});
+    return batch;
+  };
   async function* entries(): AsyncGenerator<ExportedEntryRow> {
-    let after = 0;
-    for (;;) {
-      const batch = await queries.exportBatch(tenant, filters, { after, upTo }, BATCH);
-      yield* batch;
+    let next: Promise<readonly ExportedEntryRow[]> | null = batchAfter(0);
+    while (next) {
+      const batch: readonly ExportedEntryRow[] = await next;
       const last = batch.at(-1);
-      if (!last || batch.length < BATCH) return;
-      after = last.seq;
+      next = last && batch.length === BATCH ? batchAfter(last.seq) : null;
+      yield* batch;
     }
   }
   const stamp = now
