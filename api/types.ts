@@ -22,8 +22,11 @@ export type RouteSettings = {
   audit?: {
     action: string;
     resourceType: string;
-    /** Members the entry's metadata adds, read from the request's payload (never a secret). */
-    metadata?: (payload: unknown) => Record<string, string>;
+    /**
+     * What the entry's metadata adds about the request (a document accepted, an export's filters):
+     * ids and settings read from it, never secrets.
+     */
+    metadata?: (request: Request) => Record<string, unknown>;
   };
   /** A SCIM route (`scim-token` strategy): the SCIM audit event each call writes (api/extensions/scim-audit.ts). */
   scim?: { operation: ScimOperation; resourceType: ScimResourceType };

@@ -61,9 +61,11 @@ export type FamilyTable = {
   personal: readonly string[];
   /**
    * The column telling the row's age, for retention (lib/retention/purge.ts): a tenant row older
-   * than the cutoff by this column is purged. `created_at` unless named.
+   * than the cutoff by this column is purged. `created_at` unless named. `null`: the table holds
+   * state rather than dated records (an audit chain's head), which its family's `retention.purge`
+   * keeps or removes; test/families.test.ts then requires that purge.
    */
-  age?: string;
+  age?: string | null;
   /** Whose the rows are; required when `personal` is not empty, unless `unattributed` says why not. */
   subjects?: Subjects;
   /** Why rows with personal data name nobody Valise could look up (e.g. anonymous downloaders). */

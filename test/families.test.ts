@@ -190,8 +190,10 @@ test('every table with workspace_id can be purged: by its age, its own purge, or
       const where = `${family.name}: ${table}`;
       if (scope.kind === 'tenant' && !family.retention?.purge) {
         t.true(
-          columns.has(age ?? 'created_at'),
-          `${where} has no ${age ?? 'created_at'}: name its age column, or give ${family.name} a retention.purge`,
+          age !== null && columns.has(age ?? 'created_at'),
+          age === null
+            ? `${where} has no age: give ${family.name} a retention.purge`
+            : `${where} has no ${age ?? 'created_at'}: name its age column, or give ${family.name} a retention.purge`,
         );
       } else if (scope.kind === 'child' && !family.retention?.purge) {
         t.true(

@@ -232,6 +232,9 @@ test.serial(
     t.true(result.api_keys_revoked >= 3, 'the owner had a key per environment');
 
     for (const value of [alice.email, alice.name, alice.ip]) t.deepEqual(await foundIn(value), [], value);
+    // The audit log was erased through its own hook: its hash chain still verifies.
+    const verified = await api.call('GET', '/v1/audit/verify', { key: bob.key });
+    t.like(verified.body, { valid: true, first_broken: null });
     t.deepEqual(await Promise.all([bob.email, bob.name, bob.ip].map(foundIn)), bobBefore);
 
     // Once is enough: again, it finds nothing more to revoke or remove.

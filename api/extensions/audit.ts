@@ -29,11 +29,10 @@ export async function auditRequest(request: Request, status: number, body: unkno
     resourceId: params.id && RESOURCE_ID.test(params.id) ? params.id : status < 400 ? bodyId : null,
     ipAddress: clientIp(request, services.config),
     userAgent: headerOf(request, 'user-agent')?.slice(0, 512) ?? null,
-    countryCode: null,
     status: status < 400 ? 'success' : 'failure',
     requestId: request.app.requestId,
     metadata: {
-      ...settings?.metadata?.(request.payload),
+      ...settings?.metadata?.(request),
       status_code: status,
       ...(errorCode ? { error_code: errorCode } : {}),
       ...(request.app.idempotency?.replayed ? { idempotent_replay: true } : {}),

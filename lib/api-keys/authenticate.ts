@@ -138,7 +138,6 @@ async function auditFailure(services: Services, key: CredentialRow, origin: Requ
       resourceId: key.id,
       ipAddress: origin.ip,
       userAgent: origin.userAgent?.slice(0, 512) ?? null,
-      countryCode: null,
       status: 'failure',
       requestId: origin.requestId,
       metadata: { reason },

@@ -1,9 +1,10 @@
-import { type AuditRow, createAuditQueries } from '../db/queries/audit.ts';
+import { type AuditFilters, type AuditRow, createAuditQueries } from '../db/queries/audit.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
 import type { Caller } from '../tenancy.ts';
 
-export type AuditQuery = PageQuery & {
+/** The filters of the list and the export, as the query string names them. */
+export type AuditFilterQuery = {
   action?: string;
   actor_id?: string;
   resource_type?: string;
@@ -11,14 +12,20 @@ export type AuditQuery = PageQuery & {
   until?: Date;
 };
 
-export async function listAudit(services: Services, caller: Caller, query: AuditQuery) {
-  const filters = {
+export type AuditQuery = PageQuery & AuditFilterQuery;
+
+export function auditFiltersOf(query: AuditFilterQuery): AuditFilters {
+  return {
     action: query.action,
     actorId: query.actor_id,
     resourceType: query.resource_type,
     since: query.since,
     until: query.until,
   };
+}
+
+export async function listAudit(services: Services, caller: Caller, query: AuditQuery) {
+  const filters = auditFiltersOf(query);
   const window = services.paginator.open('audit', filters, query);
   const rows = await createAuditQueries(services.db).list(
     { workspaceId: caller.workspaceId, environment: caller.environment },

@@ -42,7 +42,7 @@ export function purgeTables(families: readonly Family[] = FAMILIES): PurgeTables
   const purged = new Set<string>();
   for (const family of families) {
     for (const [table, { scope, age }] of Object.entries(family.tables)) {
-      if (scope.kind === 'tenant') ages.set(table, age ?? 'created_at');
+      if (scope.kind === 'tenant' && age !== null) ages.set(table, age ?? 'created_at');
       if (scope.kind === 'tenant' || scope.kind === 'child') purged.add(table);
     }
   }

@@ -76,6 +76,8 @@ export const ROUTES = {
   'folders.create': 'POST /v1/folders',
 
   'audit.list': 'GET /v1/audit',
+  'audit.export': 'GET /v1/audit/export',
+  'audit.verify': 'GET /v1/audit/verify',
 
   'scim.createToken': 'POST /v1/scim/tokens',
   'scim.listTokens': 'GET /v1/scim/tokens',

@@ -73,6 +73,22 @@ export type CreateFolderParams = BodyOf<'/v1/folders', 'post'>;
 
 export type AuditEntry = ItemOf<ResponseOf<'/v1/audit', 'get'>>;
 export type ListAuditParams = FiltersOf<'/v1/audit', 'get'>;
+export type ExportAuditParams = QueryOf<'/v1/audit/export', 'get'>;
+export type AuditVerification = ResponseOf<'/v1/audit/verify', 'get'>;
+/**
+ * An entry of an NDJSON export: the list's fields plus its environment and chain fields. The
+ * export is a file (no JSON schema in the OpenAPI document), so this one type is written out;
+ * docs/audit.md, "Export", lists the same fields.
+ */
+export type ExportedAuditEntry = AuditEntry & {
+  environment: 'live' | 'test' | 'sandbox';
+  seq: number;
+  prev_hash: string;
+  entry_hash: string;
+  personal_digest: string;
+  collapsed: boolean;
+  erased_at: string | null;
+};
 
 export type Collection = ResponseOf<'/v1/collections/{id}', 'get'>;
 export type CollectionTransfer = Collection['transfers'][number];

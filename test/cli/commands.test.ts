@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { Webhook } from 'standardwebhooks';
@@ -281,6 +281,34 @@ test('audit --json lists the workspace audit log', async (t) => {
     ['api_key'],
     'one entry names the key just created',
   );
+});
+
+test('audit export streams the log to stdout or a file; audit verify reports the chain', async (t) => {
+  const valise = await session();
+  await valise.json(['keys', 'create', '--name', 'exported', '--restricted', '--scope', 'transfers:read']);
+  const out = await valise.run(['audit', 'export', '--action', 'api_key.create']);
+  t.is(out.code, 0, out.stderr);
+  const lines = out.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  t.true(lines.length >= 1);
+  t.true(lines.every((entry) => entry.action === 'api_key.create' && typeof entry.entry_hash === 'string'));
+
+  const file = join(valise.home, 'audit.csv');
+  const saved = await valise.run(['audit', 'export', '--format', 'csv', '--output', file]);
+  t.is(saved.code, 0, saved.stderr);
+  t.true((await readFile(file, 'utf8')).startsWith('id,seq,created_at,'));
+  const again = await valise.run(['audit', 'export', '--format', 'csv', '--output', file]);
+  t.is(again.code, 4, 'an existing file is left alone without --force');
+  t.is((await valise.run(['audit', 'export', '--format', 'csv', '--output', file, '--force'])).code, 0);
+
+  const verified = await valise.json(['audit', 'verify']);
+  t.is(verified.object, 'audit_verification');
+  t.true(verified.valid);
+  const text = await valise.run(['audit', 'verify']);
+  t.is(text.code, 0, text.stderr);
+  t.regex(text.stdout, /^Valid: \d+ entries/);
 });
 
 test('exit codes: 1 usage, 2 API error with its code, 3 network', async (t) => {

@@ -125,3 +125,28 @@ test('webhooks, rules, audit and meta answer through their namespaces', async (t
     'the entry names the rule just created',
   );
 });
+
+test('audit: verify reports a valid chain; export iterates entries with their chain fields, and download gives the bytes', async (t) => {
+  await sdk.valise.rules.create({
+    name: 'audited',
+    trigger_event: 'transfer.created',
+    action_type: 'tag_transfer',
+    action_config: { tag: 'sdk' },
+  });
+  const verification = await sdk.valise.audit.verify();
+  t.is(verification.object, 'audit_verification');
+  t.true(verification.valid);
+  t.true(verification.entries_checked >= 1);
+  const exported = [];
+  for await (const entry of sdk.valise.audit.export({ action: 'rule.create' })) exported.push(entry);
+  t.true(exported.length >= 1);
+  t.true(exported.every((entry) => entry.action === 'rule.create' && /^[0-9a-f]{64}$/.test(entry.entry_hash)));
+  const seqs = exported.map((entry) => entry.seq);
+  t.deepEqual(
+    seqs,
+    [...seqs].sort((a, b) => a - b),
+  );
+  const csv = await sdk.valise.audit.download({ format: 'csv', action: 'rule.create' });
+  t.is(csv.headers.get('content-type'), 'text/csv; charset=utf-8');
+  t.true((await csv.text()).startsWith('id,seq,created_at,'));
+});

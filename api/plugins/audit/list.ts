@@ -5,7 +5,7 @@ import { defineRoute } from '../../route.ts';
 import { id, listEnvelope, pageQuery, text, timestamp } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
 
-const auditEntry = Joi.object({
+export const auditEntryFields = {
   id: id.required(),
   object: Joi.string().valid('audit_entry').required(),
   workspace_id: id.required(),
@@ -23,7 +23,18 @@ const auditEntry = Joi.object({
   request_id: Joi.string().allow(null).required(),
   metadata: Joi.object().unknown(true).required(),
   created_at: timestamp.required(),
-}).label('AuditEntry');
+};
+
+const auditEntry = Joi.object(auditEntryFields).label('AuditEntry');
+
+/** The list's filters, shared with the export. */
+export const auditFilters = {
+  action: text.max(200),
+  actor_id: id,
+  resource_type: text.max(100),
+  since: timestamp,
+  until: timestamp,
+};
 
 export const listAuditRoute = defineRoute({
   method: 'GET',
@@ -37,11 +48,7 @@ export const listAuditRoute = defineRoute({
     validate: {
       query: Joi.object<AuditQuery>({
         ...pageQuery(500),
-        action: text.max(200),
-        actor_id: id,
-        resource_type: text.max(100),
-        since: timestamp,
-        until: timestamp,
+        ...auditFilters,
       }),
     },
     response: { schema: listEnvelope(auditEntry, 'AuditEntryList') },

@@ -1,3 +1,4 @@
+import type { Request } from '@hapi/hapi';
 import Joi from 'joi';
 import { type AcceptLegalInput, acceptLegalDocument } from '../../../lib/legal/service.ts';
 import { defineRoute } from '../../route.ts';
@@ -5,8 +6,8 @@ import { callerOf } from '../../types.ts';
 import { legalAcceptance, slug, version } from './schemas.ts';
 
 /** What the audit entry keeps of the request: the document and version accepted. */
-function acceptedDocument(payload: unknown): Record<string, string> {
-  const body = (payload ?? {}) as Record<string, unknown>;
+function acceptedDocument(request: Request): Record<string, string> {
+  const body = (request.payload ?? {}) as Record<string, unknown>;
   const kept: Record<string, string> = {};
   for (const name of ['slug', 'version'] as const) {
     if (typeof body[name] === 'string') kept[name] = body[name].slice(0, 100);

@@ -346,6 +346,46 @@ export interface Paths {
       scope: 'audit:read';
     };
   };
+  '/v1/audit/export': {
+    /** Export the audit log */
+    get: {
+      query: {
+        format?: 'ndjson' | 'csv';
+        action?: string;
+        actor_id?: string;
+        resource_type?: string;
+        since?: string;
+        until?: string;
+      };
+      response: unknown;
+      scope: 'audit:export';
+    };
+  };
+  '/v1/audit/verify': {
+    /** Verify the audit log's hash chain */
+    get: {
+      response: {
+        object: 'audit_verification';
+        valid: boolean;
+        entries_checked: number;
+        anchor: {
+          seq: number;
+          hash: string;
+        };
+        head: {
+          seq: number;
+          hash: string;
+        } | null;
+        first_broken: {
+          id: string;
+          seq: number;
+          reason: 'edited' | 'missing' | 'reordered';
+          detail: string;
+        } | null;
+      };
+      scope: 'audit:read';
+    };
+  };
   '/v1/coffre-access/{token}': {
     /** Open a vault with an invitation link */
     get: {
@@ -4497,6 +4537,8 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/api-keys/{id}',
   'GET /v1/archives/{token}',
   'GET /v1/audit',
+  'GET /v1/audit/export',
+  'GET /v1/audit/verify',
   'GET /v1/coffre-access/{token}',
   'GET /v1/coffre-access/{token}/items',
   'GET /v1/coffre-archives/{token}',
@@ -4612,6 +4654,9 @@ export const DOCUMENTED_OPERATIONS = [
 export const REQUEST_ENUMS = {
   'DELETE /v1/api-keys/{id}': {
     reason: ['manual', 'compromised', 'rotated', 'suspicious_activity', 'unused', 'other'],
+  },
+  'GET /v1/audit/export': {
+    format: ['ndjson', 'csv'],
   },
   'GET /v1/intakes': {
     status: ['open', 'closed', 'expired'],
