@@ -55,7 +55,8 @@ export type LegalAcceptanceList = ListEnvelope<LegalAcceptanceEntry> & {
   };
 };
 
-function presentSummary(services: Services, row: LegalDocumentRow): LegalDocumentSummary {
+/** `baseUrl`: the API's public address, or '' for a path (the operator's command has none to give). */
+function presentSummary(baseUrl: string, row: LegalDocumentRow): LegalDocumentSummary {
   return {
     object: 'legal_document',
     slug: row.slug,
@@ -63,20 +64,24 @@ function presentSummary(services: Services, row: LegalDocumentRow): LegalDocumen
     version: row.version,
     effective_date: row.effective_date,
     language: row.language,
-    url: `${services.config.api.publicBaseUrl}/v1/legal/documents/${row.slug}`,
+    url: `${baseUrl}/v1/legal/documents/${row.slug}`,
   };
+}
+
+function presentDocument(baseUrl: string, row: LegalDocumentRow): LegalDocument {
+  return { ...presentSummary(baseUrl, row), body: row.body, published_at: row.published_at.toISOString() };
 }
 
 export async function listLegalDocuments(services: Services): Promise<ListEnvelope<LegalDocumentSummary>> {
   const rows = await createLegalQueries(services.db).current(LEGAL_LANGUAGE);
-  const data = rows.map((row) => presentSummary(services, row));
+  const data = rows.map((row) => presentSummary(services.config.api.publicBaseUrl, row));
   return { object: 'list', data, has_more: false, next_cursor: null, limit: data.length, offset: null };
 }
 
 export async function getLegalDocument(services: Services, slug: string): Promise<LegalDocument> {
   const row = await createLegalQueries(services.db).currentOne(slug, LEGAL_LANGUAGE);
   if (!row) throw notFound('legal document');
-  return { ...presentSummary(services, row), body: row.body, published_at: row.published_at.toISOString() };
+  return presentDocument(services.config.api.publicBaseUrl, row);
 }
 
 /**
@@ -162,15 +167,5 @@ export async function publishLegalVersion(db: DatabasePool, version: NewLegalVer
       kind: 'conflict',
     });
   }
-  return {
-    object: 'legal_document',
-    slug: row.slug,
-    title: row.title,
-    version: row.version,
-    effective_date: row.effective_date,
-    language: row.language,
-    url: `/v1/legal/documents/${row.slug}`,
-    body: row.body,
-    published_at: row.published_at.toISOString(),
-  };
+  return presentDocument('', row);
 }
