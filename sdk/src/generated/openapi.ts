@@ -3825,6 +3825,8 @@ export interface Paths {
           tags: Array<string>;
           /** Set by an `archive_transfer` rule; see docs/transfers.md. */
           archived_at: string | null;
+          /** The only countries the transfer may be downloaded from, upper case; null: no restriction. */
+          allowed_countries: Array<string> | null;
           workspace_id: string;
           user_id: string;
           created_at: string;
@@ -3864,6 +3866,8 @@ export interface Paths {
         transfer_title?: string;
         encryption_mode?: 'server' | 'e2e';
         approval_required?: boolean;
+        /** The only countries (ISO 3166-1 alpha-2, either case, stored in upper case) the transfer may be downloaded from; a download from elsewhere, or from an address whose country is not known, is refused with 403 `forbidden`, `reason: geo_blocked`. Null or absent: no restriction (docs/transfers.md, "Countries"). */
+        allowed_countries?: Array<string> | null;
       };
       response: {
         transfer: {
@@ -3907,6 +3911,8 @@ export interface Paths {
           tags: Array<string>;
           /** Set by an `archive_transfer` rule; see docs/transfers.md. */
           archived_at: string | null;
+          /** The only countries the transfer may be downloaded from, upper case; null: no restriction. */
+          allowed_countries: Array<string> | null;
           workspace_id: string;
           user_id: string;
           created_at: string;
@@ -3985,6 +3991,8 @@ export interface Paths {
         tags: Array<string>;
         /** Set by an `archive_transfer` rule; see docs/transfers.md. */
         archived_at: string | null;
+        /** The only countries the transfer may be downloaded from, upper case; null: no restriction. */
+        allowed_countries: Array<string> | null;
         workspace_id: string;
         user_id: string;
         created_at: string;
@@ -4048,6 +4056,8 @@ export interface Paths {
         tags: Array<string>;
         /** Set by an `archive_transfer` rule; see docs/transfers.md. */
         archived_at: string | null;
+        /** The only countries the transfer may be downloaded from, upper case; null: no restriction. */
+        allowed_countries: Array<string> | null;
         workspace_id: string;
         user_id: string;
         created_at: string;
@@ -4117,6 +4127,8 @@ export interface Paths {
         tags: Array<string>;
         /** Set by an `archive_transfer` rule; see docs/transfers.md. */
         archived_at: string | null;
+        /** The only countries the transfer may be downloaded from, upper case; null: no restriction. */
+        allowed_countries: Array<string> | null;
         workspace_id: string;
         user_id: string;
         created_at: string;
