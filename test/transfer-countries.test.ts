@@ -64,6 +64,47 @@ test('allowed_countries is validated, normalised to upper case, shown and not le
   const other = await api.workspace('Countries other');
   t.is((await api.call('GET', `/v1/transfers/${created.transfer.id}`, { key: other.keys.live })).status, 404);
   t.is((await api.call('GET', `/v1/transfers/${created.transfer.id}`, { key: ws.keys.test })).status, 404);
+
+  // PATCH changes the list, with the same rules; another tenant's keys reach nothing.
+  const path = `/v1/transfers/${created.transfer.id}`;
+  for (const key of [other.keys.live, ws.keys.test]) {
+    const refused = await api.call('PATCH', path, { key, body: { allowed_countries: ['GB'] } });
+    t.is(refused.status, 404);
+  }
+  t.deepEqual((await api.call('GET', path, { key: ws.keys.live })).body.allowed_countries, ['FR', 'US']);
+  const empty = await api.call('PATCH', path, { key: ws.keys.live, body: {} });
+  t.is(empty.status, 400);
+  t.is(empty.body.error.code, 'validation_error');
+  const bad = await api.call('PATCH', path, { key: ws.keys.live, body: { allowed_countries: ['EU'] } });
+  t.is(bad.status, 400);
+  const changed = await api.call('PATCH', path, { key: ws.keys.live, body: { allowed_countries: ['gb'] } });
+  t.is(changed.status, 200, changed.text);
+  t.deepEqual(changed.body.allowed_countries, ['GB']);
+  const lifted = await api.call('PATCH', path, { key: ws.keys.live, body: { allowed_countries: null } });
+  t.is(lifted.body.allowed_countries, null);
+});
+
+test('a restriction added after the links were issued refuses them; lifting it lets downloads through', async (t) => {
+  const ws = await api.workspace('Countries patch');
+  const { transfer, bytes } = await activeTransfer(ws, {});
+  const issued = await api.call('POST', `/v1/shares/${transfer.short_code}/download-links`, {
+    body: {},
+    headers: from(GB),
+  });
+  t.is(issued.status, 200, issued.text);
+  const patched = await api.call('PATCH', `/v1/transfers/${transfer.id}`, {
+    key: ws.keys.live,
+    body: { allowed_countries: ['US'] },
+  });
+  t.is(patched.status, 200, patched.text);
+  const url = issued.body.files[0].download_url as string;
+  t.is((await fetchBytes(url, from(GB))).status, 403);
+  await api.call('PATCH', `/v1/transfers/${transfer.id}`, { key: ws.keys.live, body: { allowed_countries: null } });
+  const file = await fetchBytes(url, from(GB));
+  t.is(file.status, 200);
+  t.true(file.bytes.equals(bytes));
+  const audit = await api.call('GET', '/v1/audit?limit=50', { key: ws.keys.live });
+  t.true(audit.body.data.some((e: { action: string }) => e.action === 'transfer.update'));
 });
 
 test('a restricted transfer downloads from an allowed country; elsewhere or unknown it is refused and recorded', async (t) => {

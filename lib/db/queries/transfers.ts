@@ -296,6 +296,15 @@ export function createTransferQueries(db: CommonQueryMethods) {
       return row;
     },
 
+    /** Changes what the sender may change after creation; null when the transfer is not the tenant's. */
+    async update(tenant: Tenant, id: string, change: { allowedCountries: readonly string[] | null }) {
+      const countries = change.allowedCountries ? sql.array([...change.allowedCountries], 'text') : null;
+      return db.maybeOne(sql.type(transferRow)`
+        UPDATE transfers AS t SET allowed_countries = ${countries}
+        WHERE t.id = ${id} AND t.workspace_id = ${tenant.workspaceId} AND t.environment = ${tenant.environment}
+        RETURNING ${transferColumns}`);
+    },
+
     async setFolder(id: string, folderId: string | null): Promise<void> {
       await db.query(sql.typeAlias('void')`UPDATE transfers SET folder_id = ${folderId} WHERE id = ${id}`);
     },
