@@ -211,3 +211,39 @@ test('a rule with country_code runs on downloads from that country only', async 
   const us = (await api.call('GET', `/v1/transfers/${fromUs.transfer.id}`, { key: ws.keys.live })).body;
   t.deepEqual(us.tags, []);
 });
+
+test("a shared collection's archive is refused, counting nothing, when one of its transfers is restricted elsewhere", async (t) => {
+  const ws = await api.workspace('Countries collection');
+  const [open, restricted] = await Promise.all([
+    activeTransfer(ws, {}),
+    activeTransfer(ws, { allowed_countries: ['US'] }),
+  ]);
+  const collection = await api.call('POST', '/v1/collections', {
+    key: ws.keys.live,
+    body: { title: 'Pack', transfer_ids: [open.transfer.id, restricted.transfer.id] },
+  });
+  t.is(collection.status, 201, collection.text);
+  const code = new URL(collection.body.share_url).pathname.split('/').at(-1) ?? '';
+  const refused = await api.call('POST', `/v1/shared-collections/${code}/archive-link`, {
+    body: {},
+    headers: from(GB),
+  });
+  t.is(refused.status, 403, refused.text);
+  t.is(refused.body.error.reason, 'geo_blocked');
+  for (const { transfer } of [open, restricted]) {
+    t.is((await api.call('GET', `/v1/transfers/${transfer.id}`, { key: ws.keys.live })).body.total_downloads, 0);
+  }
+  const granted = await api.call('POST', `/v1/shared-collections/${code}/archive-link`, {
+    body: {},
+    headers: from(US),
+  });
+  t.is(granted.status, 200, granted.text);
+  const handedOn = await fetchBytes(granted.body.archive_url, from(GB));
+  t.is(handedOn.status, 403);
+  const zip = await fetchBytes(granted.body.archive_url, from(US));
+  t.is(zip.status, 200);
+  t.deepEqual(
+    (await eventsOf(restricted.transfer.id, 'transfer.geo_blocked')).map((e) => e.data.path),
+    ['archive_link', 'archive'],
+  );
+});

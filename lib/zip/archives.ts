@@ -203,7 +203,7 @@ async function collectionEntries(services: Services, code: string, ids: readonly
     if (blocked && blocked !== 'limit_reached') return [];
     return transferEntries(downloadDeps(services), transfer, files.get(transfer.id) ?? [], titleOf(transfer));
   });
-  return { title: collection.title, entries, files: [...files.values()].flat() };
+  return { title: collection.title, entries, files: [...files.values()].flat(), transfers: wanted };
 }
 
 /** A verified archive link: what it streams, and how its use is claimed and settled. */
@@ -236,6 +236,7 @@ export async function openArchiveLink(services: Services, token: string, request
   let opened: { archive: Archive; subjectId: string; files: FileRow[]; transfer: TransferRow | null };
   if (c) {
     const built = await collectionEntries(services, c, t.split(','));
+    for (const transfer of built.transfers) await checkCountry(services, transfer, requester, 'archive');
     opened = { archive: openArchive(built.title, built.entries), subjectId: c, files: built.files, transfer: null };
   } else {
     const queries = createTransferQueries(services.db);
