@@ -247,3 +247,34 @@ test("a shared collection's archive is refused, counting nothing, when one of it
     ['archive_link', 'archive'],
   );
 });
+
+test("the share page's form and a recipient's personal link are refused the same way, and say so", async (t) => {
+  const ws = await api.workspace('Countries page');
+  const { transfer } = await activeTransfer(ws, { allowed_countries: ['US'], recipients: ['reader@example.com'] });
+  const shown = (await api.call('GET', `/v1/transfers/${transfer.id}`, { key: ws.keys.live })).body;
+  const fileId = shown.files[0].id as string;
+
+  const page = await fetch(`${api.url}/t/${transfer.short_code}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...from(GB) },
+    body: new URLSearchParams({ file_id: fileId }),
+    redirect: 'manual',
+  });
+  t.is(page.status, 403);
+  t.regex(await page.text(), /cannot be downloaded from your country \(GB\)/);
+
+  const personalCode = new URL(shown.recipients[0].share_url).pathname.split('/').at(-1) ?? '';
+  const personal = await api.call('POST', `/v1/shares/${personalCode}/download-links`, { body: {}, headers: from(GB) });
+  t.is(personal.status, 403, personal.text);
+  t.is(personal.body.error.reason, 'geo_blocked');
+
+  const blocked = await eventsOf(transfer.id, 'transfer.geo_blocked');
+  t.deepEqual(
+    blocked.map((e) => [e.data.path, (e.data.recipient as { email?: string } | undefined)?.email ?? null]),
+    [
+      ['share_page', null],
+      ['download_links', 'reader@example.com'],
+    ],
+  );
+  t.is((await api.call('GET', `/v1/transfers/${transfer.id}`, { key: ws.keys.live })).body.total_downloads, 0);
+});
