@@ -380,6 +380,7 @@ function scenariosRun(): Promise<void> {
       apiKeys,
       apiKeyExpiry,
       passwordAndDownloads,
+      geoBlocked,
       endToEnd,
       approvals,
       infected,
@@ -473,6 +474,12 @@ async function passwordAndDownloads() {
   await ok(links(api, created.transfer.short_code, { password: 'wrong' }), 403);
   await ok(links(api, created.transfer.short_code, { password: 'open sesame' }), 200);
   await ok(api.call('DELETE', `/v1/transfers/${created.transfer.id}`, { key: ws.keys.live }), 200);
+}
+
+async function geoBlocked() {
+  // The test API sees the loopback address, whose country is not known: a restricted transfer refuses it.
+  const created = await activeTransfer({ allowed_countries: ['US'] });
+  await ok(links(api, created.transfer.short_code), 403);
 }
 
 async function endToEnd() {

@@ -85,6 +85,7 @@ const BODIES: Record<string, (ids: Fixtures, caller: TestWorkspace) => Promise<u
   'PATCH /v1/intakes/{id}': () => ({ title: 'hijack' }),
   'PATCH /v1/recipients/{id}': () => ({ name: 'hijack' }),
   'PATCH /v1/rules/{id}': () => ({ is_enabled: false }),
+  'PATCH /v1/transfers/{id}': () => ({ allowed_countries: ['GB'] }),
   'POST /v1/transfers/{id}/approve': () => ({ decision: 'approved' }),
   'PUT /v1/transfers/{id}/folder': (ids) => ({ folder_id: ids.folder }),
 };

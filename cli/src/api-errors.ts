@@ -87,6 +87,8 @@ function forbiddenHint(reason: unknown): string | undefined {
       return 'The transfer needs its password: --password PASSWORD, or --password - to read it from stdin.';
     case 'link_expired':
       return 'The download link expired; run the command again.';
+    case 'geo_blocked':
+      return 'The sender allows downloads of this transfer only from some countries, and your address is not in one of them.';
     default:
       return undefined;
   }

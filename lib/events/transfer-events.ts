@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DOWNLOAD_PATHS } from '../transfers/vocabulary.ts';
 import { type ApprovalDecision, BLOCKED_REASONS, SCAN_FAILURES, SCAN_STATUSES } from '../vocabulary.ts';
 import { EMITTED, event } from './define.ts';
 import { linkRecipient } from './recipient-events.ts';
@@ -14,6 +15,12 @@ const causeEventId = z.string().describe('The event that set the rule off.');
 const viaPersonalLink = linkRecipient
   .optional()
   .describe("Present when the download came through a recipient's personal link (docs/recipients.md).");
+const downloaderCountry = z
+  .string()
+  .nullable()
+  .describe(
+    'ISO 3166-1 alpha-2 country of the downloading client address, from an offline database; null when not known (a private address, one not in the database).',
+  );
 
 export const TRANSFER_EVENTS = {
   'transfer.created': event(
@@ -99,12 +106,18 @@ export const TRANSFER_EVENTS = {
       transfer,
       total_downloads: z.int().min(1).describe('Downloads counted so far, this one included.'),
       recipient: viaPersonalLink,
+      country_code: downloaderCountry,
     },
     EMITTED,
   ),
   'transfer.first_download': event(
     'The first download of a transfer. Fires with, and after, the `transfer.downloaded` it accompanies.',
-    { transfer, total_downloads: z.int().min(1).describe('Always 1.'), recipient: viaPersonalLink },
+    {
+      transfer,
+      total_downloads: z.int().min(1).describe('Always 1.'),
+      recipient: viaPersonalLink,
+      country_code: downloaderCountry,
+    },
     EMITTED,
   ),
   'transfer.limit_reached': event(
@@ -113,6 +126,7 @@ export const TRANSFER_EVENTS = {
       transfer,
       total_downloads: z.int().min(1).describe('Equal to the transfer `max_downloads`.'),
       recipient: viaPersonalLink,
+      country_code: downloaderCountry,
     },
     EMITTED,
   ),
@@ -121,11 +135,21 @@ export const TRANSFER_EVENTS = {
     { transfer, ip_address: ipAddress },
     EMITTED,
   ),
-  'transfer.geo_blocked': event('A download attempt was refused because of the country it came from.', {
-    transfer,
-    ip_address: ipAddress,
-    country_code: z.string().describe('ISO 3166-1 alpha-2 country of the attempt.'),
-  }),
+  'transfer.geo_blocked': event(
+    'A download attempt on a transfer restricted to countries (`allowed_countries`) came from elsewhere, or from an address whose country is not known; it was refused (403 `forbidden`, `reason: geo_blocked`) and nothing was counted.',
+    {
+      transfer,
+      ip_address: ipAddress,
+      country_code: downloaderCountry,
+      path: z
+        .enum(DOWNLOAD_PATHS)
+        .describe(
+          'The way the download was attempted: `download_links`, `share_page`, `archive_link`, `file` (a download link) or `archive` (an archive link).',
+        ),
+      recipient: viaPersonalLink,
+    },
+    EMITTED,
+  ),
   'transfer.expired': event(
     'The transfer reached `expires_at`: it is `expired`, its keys and content destroyed.',
     { transfer, reason: z.enum(BLOCKED_REASONS).extract(['expired']).describe('Always `expired`.') },

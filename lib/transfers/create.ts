@@ -26,6 +26,8 @@ export type CreateTransferInput = {
   transfer_title?: string | undefined;
   encryption_mode?: EncryptionMode | undefined;
   approval_required?: boolean | undefined;
+  /** ISO 3166-1 alpha-2, upper case, each once; null or absent restricts nothing (docs/transfers.md, "Countries"). */
+  allowed_countries?: string[] | null | undefined;
 };
 
 const HOUR_MS = 3_600_000;
@@ -62,6 +64,7 @@ export async function createTransfer(services: Services, caller: Caller, input: 
       // The first address: what `recipient` says, and what rules' `recipient_email` matches.
       recipient: addresses[0] ?? null,
       approvalRequired: input.approval_required ?? false,
+      allowedCountries: input.allowed_countries ?? null,
     });
     const files: FileRow[] = [];
     for (const [position, file] of input.files.entries()) {

@@ -9,8 +9,10 @@ import { DomainError } from '../errors.ts';
 import { transferEventView } from '../events/views.ts';
 import type { Services } from '../services.ts';
 import { ContentDestroyedError, openContent } from '../uploads/content.ts';
+import { checkCountry } from './geo.ts';
 import { blockedError, blockedReason, findShared } from './share.ts';
 import { checkPassword, type Requester, unlockedBy } from './share-passwords.ts';
+import type { DownloadPath } from './vocabulary.ts';
 
 // Download links: each download-links call counts one download and is one
 // grant, whose links serve their files once each, resumable with Range
@@ -34,6 +36,7 @@ export async function issueDownloadLinks(
   shortCode: string,
   input: DownloadLinksInput,
   requester: Requester,
+  path: DownloadPath = 'download_links',
 ) {
   const {
     transfer,
@@ -41,7 +44,7 @@ export async function issueDownloadLinks(
     personal,
     grant,
     totalDownloads,
-  } = await grantDownload(services, shortCode, input, requester);
+  } = await grantDownload(services, shortCode, input, requester, { path });
   const seconds = services.config.transfers.downloadLinkSeconds;
   const expiresAt = new Date(Date.now() + seconds * 1000);
   const personalData: Record<string, string> = personal ? { r: personal.id } : {};
@@ -69,20 +72,23 @@ export type Grant = {
 };
 
 /**
- * Checks the link's state and password, counts one download atomically against max_downloads,
- * records it (events, the recipient's grant for a personal link) and names the grant. `refuse`
- * runs before anything is counted, for callers that cannot serve this transfer at all.
+ * Checks the link's state, the client's country and the password, counts one download atomically
+ * against max_downloads, records it (events, the recipient's grant for a personal link) and names
+ * the grant. `refuse` runs before anything is counted, for callers that cannot serve this transfer
+ * at all; `path` is how the recipient downloads, for `transfer.geo_blocked`.
  */
 export async function grantDownload(
   services: Services,
   shortCode: string,
   input: DownloadLinksInput,
   requester: Requester,
-  options: { grant?: string; refuse?: (transfer: TransferRow) => void } = {},
+  options: { grant?: string; refuse?: (transfer: TransferRow) => void; path?: DownloadPath } = {},
 ): Promise<Grant> {
   const { transfer, files, personal } = await findShared(services, shortCode);
   const blocked = blockedReason(transfer);
   if (blocked) throw blockedError(blocked);
+  // Before the password: from outside its countries, a transfer takes no guesses either.
+  const country = await checkCountry(services, transfer, requester, options.path ?? 'download_links', personal);
   const tenant = { workspaceId: transfer.workspace_id, environment: transfer.environment };
   if (!unlockedBy(services, transfer, input.unlock)) await checkPassword(services, transfer, input.password, requester);
   const wanted = input.file_id ? files.filter((f) => f.id === input.file_id) : files;
@@ -102,6 +108,7 @@ export async function grantDownload(
       transfer: transferEventView(row),
       total_downloads: row.total_downloads,
       ...(personal ? { recipient: { id: personal.recipient_id, email: personal.email } } : {}),
+      country_code: country,
     };
     await txEvents.record(tenant, 'transfer.downloaded', data);
     if (row.total_downloads === 1) await txEvents.record(tenant, 'transfer.first_download', data);
@@ -140,8 +147,15 @@ export type Download = {
   mimeType: string;
 };
 
-/** The file a download link names, while the link and its transfer are good. */
-export async function resolveDownload(services: Services, token: string): Promise<DownloadTarget> {
+/**
+ * The file a download link names, while the link and its transfer are good and the client is in
+ * the transfer's countries (a link handed on to someone elsewhere is refused like its share link).
+ */
+export async function resolveDownload(
+  services: Services,
+  token: string,
+  requester: Requester,
+): Promise<DownloadTarget> {
   const check = verifyToken(services.keys.links, 'download', token);
   if (!check.ok) {
     throw check.reason === 'expired' ? linkExpired() : new DomainError('not_found', 'No such download link.');
@@ -156,6 +170,7 @@ export async function resolveDownload(services: Services, token: string): Promis
   // The link was issued when the transfer was downloadable; it must still be (revocation and expiry are immediate).
   const blocked = blockedReason(transfer);
   if (blocked && blocked !== 'limit_reached') throw blockedError(blocked);
+  await checkCountry(services, transfer, requester, 'file');
   return { transfer, file, grantId, expiresAt: check.expiresAt, personalLinkId: check.data.r ?? null };
 }
 

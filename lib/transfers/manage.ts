@@ -30,6 +30,27 @@ export async function getTransfer(services: Services, caller: Caller, id: string
   return present(services, tenantOf(caller), transfer, await queries.files(id));
 }
 
+/** What `PATCH /v1/transfers/{id}` changes; a member left out is kept. */
+export type UpdateTransferInput = {
+  /** ISO 3166-1 alpha-2, upper case, each once; null lifts the restriction (docs/transfers.md, "Countries"). */
+  allowed_countries?: string[] | null | undefined;
+};
+
+/**
+ * Changes a transfer's settings that may change after creation: today its countries. Takes effect
+ * at once for every later download, links already issued included (they are checked again when used).
+ */
+export async function updateTransfer(services: Services, caller: Caller, id: string, input: UpdateTransferInput) {
+  const tenant = tenantOf(caller);
+  const queries = createTransferQueries(services.db);
+  const current = await queries.find(tenant, id);
+  if (!current) throw notFound('transfer');
+  const allowedCountries = input.allowed_countries === undefined ? current.allowed_countries : input.allowed_countries;
+  const updated = await queries.update(tenant, id, { allowedCountries });
+  if (!updated) throw notFound('transfer');
+  return present(services, tenant, updated, await queries.files(id));
+}
+
 /** `GET /v1/transfers`' query: a page and its filters. */
 export type TransferListQuery = PageQuery & TransferFilters;
 

@@ -83,6 +83,7 @@ export function presentTransfer(
     folder_id: transfer.folder_id,
     tags: transfer.tags,
     archived_at: transfer.archived_at,
+    allowed_countries: transfer.allowed_countries,
     workspace_id: transfer.workspace_id,
     user_id: transfer.user_id,
     created_at: transfer.created_at,

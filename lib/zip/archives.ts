@@ -10,6 +10,7 @@ import { countArchiveDelivery } from '../recipients/deliveries.ts';
 import type { Services } from '../services.ts';
 import { type Caller, tenantOf } from '../tenancy.ts';
 import { grantDownload } from '../transfers/download-links.ts';
+import { checkCountry } from '../transfers/geo.ts';
 import { blockedError, blockedReason } from '../transfers/share.ts';
 import type { Requester } from '../transfers/share-passwords.ts';
 import { type ContentDeps, ContentDestroyedError, openContent } from '../uploads/content.ts';
@@ -127,7 +128,10 @@ export async function issueArchiveLink(
   input: { password?: string | undefined },
   requester: Requester,
 ) {
-  const granted = await grantDownload(services, code, { password: input.password }, requester, { refuse: endToEnd });
+  const granted = await grantDownload(services, code, { password: input.password }, requester, {
+    refuse: endToEnd,
+    path: 'archive_link',
+  });
   const { transfer, files, grant, personal } = granted;
   const entries = transferEntries(downloadDeps(services), transfer, files);
   return {
@@ -168,10 +172,13 @@ export async function issueCollectionArchiveLink(
       { kind: 'inapplicable' },
     );
   }
+  // Every country refusal before any transfer is counted: the archive is all of them or nothing.
+  for (const { transfer } of items) await checkCountry(services, transfer, requester, 'archive_link');
   const grant = randomUUID();
   for (const { transfer } of items) {
     await grantDownload(services, transfer.short_code, { password: input.passwords?.[transfer.id] }, requester, {
       grant,
+      path: 'archive_link',
     });
   }
   const ids = items.map((item) => item.transfer.id);
@@ -196,7 +203,7 @@ async function collectionEntries(services: Services, code: string, ids: readonly
     if (blocked && blocked !== 'limit_reached') return [];
     return transferEntries(downloadDeps(services), transfer, files.get(transfer.id) ?? [], titleOf(transfer));
   });
-  return { title: collection.title, entries, files: [...files.values()].flat() };
+  return { title: collection.title, entries, files: [...files.values()].flat(), transfers: wanted };
 }
 
 /** A verified archive link: what it streams, and how its use is claimed and settled. */
@@ -215,7 +222,7 @@ export type ArchiveTarget = {
  * sent (an archive does not resume: a broken one may start again, within two archives' worth).
  * Through a personal link, the recipient's download counts only when the archive completes.
  */
-export async function openArchiveLink(services: Services, token: string): Promise<ArchiveTarget> {
+export async function openArchiveLink(services: Services, token: string, requester: Requester): Promise<ArchiveTarget> {
   const check = verifyToken(services.keys.links, 'archive', token);
   if (!check.ok) {
     if (check.reason === 'expired') {
@@ -229,6 +236,7 @@ export async function openArchiveLink(services: Services, token: string): Promis
   let opened: { archive: Archive; subjectId: string; files: FileRow[]; transfer: TransferRow | null };
   if (c) {
     const built = await collectionEntries(services, c, t.split(','));
+    for (const transfer of built.transfers) await checkCountry(services, transfer, requester, 'archive');
     opened = { archive: openArchive(built.title, built.entries), subjectId: c, files: built.files, transfer: null };
   } else {
     const queries = createTransferQueries(services.db);
@@ -236,6 +244,7 @@ export async function openArchiveLink(services: Services, token: string): Promis
     if (!transfer) throw new DomainError('not_found', 'No such archive link.');
     const blocked = blockedReason(transfer);
     if (blocked && blocked !== 'limit_reached') throw blockedError(blocked);
+    await checkCountry(services, transfer, requester, 'archive');
     const files = [...(await queries.files(transfer.id))];
     opened = {
       archive: openArchive(titleOf(transfer), transferEntries(downloadDeps(services), transfer, files)),

@@ -18,6 +18,7 @@ export const ROUTES = {
   'transfers.list': 'GET /v1/transfers',
   'transfers.create': 'POST /v1/transfers',
   'transfers.get': 'GET /v1/transfers/{id}',
+  'transfers.update': 'PATCH /v1/transfers/{id}',
   'transfers.revoke': 'DELETE /v1/transfers/{id}',
   'transfers.approve': 'POST /v1/transfers/{id}/approve',
   'transfers.setFolder': 'PUT /v1/transfers/{id}/folder',

@@ -22,6 +22,7 @@ export type CreatedTransfer = ResponseOf<'/v1/transfers', 'post'>;
 export type UploadUrl = CreatedTransfer['upload_urls'][number];
 export type ListTransfersParams = FiltersOf<'/v1/transfers', 'get'>;
 export type ApproveTransferParams = BodyOf<'/v1/transfers/{id}/approve', 'post'>;
+export type UpdateTransferParams = BodyOf<'/v1/transfers/{id}', 'patch'>;
 export type TransferFolder = ResponseOf<'/v1/transfers/{id}/folder', 'put'>;
 
 export type SharedTransfer = ResponseOf<'/v1/shares/{code}', 'get'>;

@@ -169,3 +169,17 @@ test('a killed send is finished by `valise resume`, sending only what is missing
   t.is(sha(received as Buffer), sha(bytes));
   t.is((await valise.json(['show', transferId])).status, 'active');
 });
+
+test('send --country restricts the transfer; a download from an address of unknown country is refused', async (t) => {
+  const bytes = content(1024);
+  const path = await fileOf('countries.bin', bytes);
+  const sent = await valise.json(['send', path, '--country', 'fr', '--country', 'US']);
+  t.deepEqual(sent.transfer.allowed_countries, ['FR', 'US']);
+  // The test API sees the loopback address, whose country is not known (docs/transfers.md, "Countries").
+  const got = await valise.run(['get', sent.share_url, '--wait', '-o', join(valise.home, 'in-countries')]);
+  t.not(got.code, 0);
+  t.regex(got.stderr, /not in one of them/, 'the CLI explains the refusal');
+  const bad = await valise.run(['send', path, '--country', 'EU']);
+  t.not(bad.code, 0);
+  t.regex(bad.stderr, /allowed_countries/);
+});

@@ -1,6 +1,8 @@
 import Joi from 'joi';
 import { openArchiveLink } from '../../../lib/zip/archives.ts';
+import { clientIp } from '../../client-ip.ts';
 import { defineRoute } from '../../route.ts';
+import { headerOf } from '../../types.ts';
 import { archiveResponse, holdDownloadSlot, limitDuration, streamedDownload } from './download.ts';
 
 /** An archive link's token: its list of transfers (or vault items) makes it longer than a file's. */
@@ -27,7 +29,10 @@ export const archiveRoute = defineRoute({
   },
   handler: async (request, h) => {
     const { services } = request.server.app;
-    const target = await openArchiveLink(services, request.params.token);
+    const target = await openArchiveLink(services, request.params.token, {
+      ip: clientIp(request, services.config),
+      userAgent: headerOf(request, 'user-agent') ?? null,
+    });
     try {
       holdDownloadSlot(request, { id: target.subjectId, kind: target.kind });
     } catch (error) {

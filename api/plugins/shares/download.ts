@@ -114,7 +114,10 @@ export const downloadRoute = defineRoute({
     // The link names its transfer; a link that does not verify is refused by openDownload below.
     const link = verifyToken(services.keys.links, 'download', token);
     if (link.ok) holdDownloadSlot(request, { id: link.data.t ?? '', kind: 'transfer' });
-    const target = await resolveDownload(services, token);
+    const target = await resolveDownload(services, token, {
+      ip: clientIp(request, services.config),
+      userAgent: headerOf(request, 'user-agent') ?? null,
+    });
     const range = requestedRange(request, target.file.size);
     // Read through the downloads' own object-store pool, never the one uploads use.
     const download = await openDownload({ ...services, objects: services.downloads.objects }, target, range);

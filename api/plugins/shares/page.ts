@@ -90,6 +90,7 @@ export const pageDownloadRoute = defineRoute({
         code,
         { password: form.password || undefined, file_id: form.file_id, unlock: form.unlock },
         requester,
+        'share_page',
       );
       const url = links.files[0]?.download_url;
       if (url) return h.redirect(url).code(303);

@@ -6,7 +6,7 @@ import { ENCRYPTION_MODES } from '../../../lib/vocabulary.ts';
 import { defineRoute } from '../../route.ts';
 import { fileName, mimeType, text, titleText } from '../../schemas.ts';
 import { callerOf } from '../../types.ts';
-import { createdTransfer } from './schemas.ts';
+import { allowedCountriesInput, createdTransfer } from './schemas.ts';
 
 export const createRoute = defineRoute({
   method: 'POST',
@@ -49,6 +49,7 @@ export const createRoute = defineRoute({
           .valid(...ENCRYPTION_MODES)
           .default('server'),
         approval_required: Joi.boolean().default(false),
+        allowed_countries: allowedCountriesInput,
       }).label('CreateTransfer'),
     },
     response: { status: { 201: createdTransfer } },

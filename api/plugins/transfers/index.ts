@@ -6,6 +6,7 @@ import { deleteFolderRoute, putFolderRoute } from './folder.ts';
 import { getRoute } from './get.ts';
 import { listRoute } from './list.ts';
 import { revokeRoute } from './revoke.ts';
+import { updateRoute } from './update.ts';
 
 export const transfersPlugin: Plugin<void> = {
   name: 'valise-transfers',
@@ -14,6 +15,7 @@ export const transfersPlugin: Plugin<void> = {
       createRoute,
       listRoute,
       getRoute,
+      updateRoute,
       revokeRoute,
       approveRoute,
       putFolderRoute,

@@ -1,9 +1,35 @@
 import Joi from 'joi';
+import { COUNTRY_CODES, isCountryCode } from '../../../lib/net/countries.ts';
 import { APPROVAL_STATUSES, ENCRYPTION_MODES, TRANSFER_STATUSES, UPLOAD_STATES } from '../../../lib/vocabulary.ts';
 import { id, listEnvelope, timestamp } from '../../schemas.ts';
 import { transferRecipient } from '../recipients/schemas.ts';
 
 export const transferStatus = Joi.string().valid(...TRANSFER_STATUSES);
+
+/**
+ * `allowed_countries` as a request gives it (docs/transfers.md, "Countries"): ISO 3166-1 alpha-2
+ * codes of lib/net/countries.ts in either case, stored in upper case, each once; null restricts nothing.
+ */
+export const allowedCountriesInput = Joi.array()
+  .items(
+    Joi.string()
+      .trim()
+      .pattern(/^[A-Za-z]{2}$/, 'two letters (ISO 3166-1 alpha-2)')
+      .custom((code: string, helpers) =>
+        isCountryCode(code.toUpperCase())
+          ? code.toUpperCase()
+          : helpers.message({ custom: `{{#label}} is not an ISO 3166-1 alpha-2 country code` }),
+      ),
+  )
+  .min(1)
+  .max(COUNTRY_CODES.length)
+  .custom((codes: string[]) => [...new Set(codes)])
+  .allow(null)
+  .description(
+    'The only countries (ISO 3166-1 alpha-2, either case, stored in upper case) the transfer may be downloaded from; ' +
+      'a download from elsewhere, or from an address whose country is not known, is refused with 403 `forbidden`, ' +
+      '`reason: geo_blocked`. Null or absent: no restriction (docs/transfers.md, "Countries").',
+  );
 
 export const transferFile = Joi.object({
   id: id.required(),
@@ -54,6 +80,11 @@ export const transfer = Joi.object({
     .allow(null)
     .required()
     .description('Set by an `archive_transfer` rule; see docs/transfers.md.'),
+  allowed_countries: Joi.array()
+    .items(Joi.string().pattern(/^[A-Z]{2}$/))
+    .allow(null)
+    .required()
+    .description('The only countries the transfer may be downloaded from, upper case; null: no restriction.'),
   workspace_id: id.required(),
   user_id: id.required(),
   created_at: timestamp.required(),

@@ -18,7 +18,7 @@ import { visible } from '../terminal.ts';
 import { throttled } from '../throttle.ts';
 
 const SEND_USAGE =
-  'valise send FILE… [--to EMAIL…] [--expires 24h] [--max-downloads N] [--password PASSWORD|-] [--e2e] [--title TEXT] [--approval] [--limit-rate 10M]';
+  'valise send FILE… [--to EMAIL…] [--expires 24h] [--max-downloads N] [--password PASSWORD|-] [--e2e] [--title TEXT] [--approval] [--country CC…] [--limit-rate 10M]';
 
 export async function send(argv: string[], ctx: Context): Promise<void> {
   const { values, positionals } = parseCommand(
@@ -31,6 +31,7 @@ export async function send(argv: string[], ctx: Context): Promise<void> {
       e2e: { type: 'boolean' },
       title: { type: 'string' },
       approval: { type: 'boolean' },
+      country: { type: 'string', multiple: true },
       'limit-rate': { type: 'string' },
     },
     SEND_USAGE,
@@ -43,6 +44,8 @@ export async function send(argv: string[], ctx: Context): Promise<void> {
     ...(values.title ? { transfer_title: values.title } : {}),
     ...(password ? { password } : {}),
     ...(values.approval ? { approval_required: true } : {}),
+    // Downloads only from these countries (docs/transfers.md, "Countries"); the API checks the codes.
+    ...(values.country ? { allowed_countries: values.country } : {}),
     expires_in_hours: durationHours(values.expires, '--expires'),
     max_downloads: positiveInteger(values['max-downloads'], '--max-downloads'),
   };

@@ -66,6 +66,7 @@ function printTransfer(t: Transfer): void {
     ['recipient', t.recipient],
     ['downloads', `${t.total_downloads}${t.max_downloads ? ` of ${t.max_downloads}` : ''}`],
     ['password', t.password_protected ? 'yes' : 'no'],
+    ['countries', t.allowed_countries ? t.allowed_countries.join(' ') : 'any'],
     ['expires', formatTime(t.expires_at)],
     ['created', formatTime(t.created_at)],
     ...(t.approval_required

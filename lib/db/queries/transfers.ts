@@ -44,6 +44,7 @@ export const transferRow = z.object({
   folder_id: z.uuid().nullable(),
   tags: z.array(z.string()),
   archived_at: z.date().nullable(),
+  allowed_countries: z.array(z.string()).nullable(),
   created_at: z.date(),
   activated_at: z.date().nullable(),
   ended_at: z.date().nullable(),
@@ -57,7 +58,7 @@ export const transferColumns = sql.fragment`
   t.id, t.workspace_id, t.environment, t.user_id, t.short_code, t.transfer_title, t.status, t.status_reason,
   t.encryption_mode, t.scan_status, t.expires_at, t.upload_deadline, t.max_downloads, t.total_downloads,
   t.password_hash, t.recipient, t.approval_required, t.approval_status, t.approved_at, t.approved_by,
-  t.approval_note, t.folder_id, t.tags, t.archived_at, t.created_at, t.activated_at, t.ended_at`;
+  t.approval_note, t.folder_id, t.tags, t.archived_at, t.allowed_countries, t.created_at, t.activated_at, t.ended_at`;
 
 const fileColumns = sql.fragment`
   f.id, f.transfer_id, f.position, f.name, f.size, f.mime_type, f.object_key, f.upload_state,
@@ -75,6 +76,8 @@ export type NewTransfer = Tenant & {
   passwordHash: string | null;
   recipient: string | null;
   approvalRequired: boolean;
+  /** Null restricts nothing (docs/transfers.md, "Countries"). */
+  allowedCountries: readonly string[] | null;
 };
 
 export type NewFile = {
@@ -104,11 +107,12 @@ export function createTransferQueries(db: CommonQueryMethods) {
       return db.one(sql.type(transferRow)`
         INSERT INTO transfers AS t (workspace_id, environment, user_id, short_code, transfer_title, status_reason,
           encryption_mode, expires_at, upload_deadline, max_downloads, password_hash, recipient, approval_required,
-          approval_status)
+          approval_status, allowed_countries)
         VALUES (${transfer.workspaceId}, ${transfer.environment}, ${transfer.userId}, ${transfer.shortCode},
           ${transfer.title}, 'uploading', ${transfer.encryptionMode}, ${sql.timestamp(transfer.expiresAt)},
           ${sql.timestamp(transfer.uploadDeadline)}, ${transfer.maxDownloads}, ${transfer.passwordHash},
-          ${transfer.recipient}, ${transfer.approvalRequired}, ${transfer.approvalRequired ? 'pending' : null})
+          ${transfer.recipient}, ${transfer.approvalRequired}, ${transfer.approvalRequired ? 'pending' : null},
+          ${transfer.allowedCountries ? sql.array([...transfer.allowedCountries], 'text') : null})
         RETURNING ${transferColumns}`);
     },
 
@@ -290,6 +294,15 @@ export function createTransferQueries(db: CommonQueryMethods) {
         SET approver_id = EXCLUDED.approver_id, decision = EXCLUDED.decision, note = EXCLUDED.note,
             decided_at = EXCLUDED.decided_at`);
       return row;
+    },
+
+    /** Changes what the sender may change after creation; null when the transfer is not the tenant's. */
+    async update(tenant: Tenant, id: string, change: { allowedCountries: readonly string[] | null }) {
+      const countries = change.allowedCountries ? sql.array([...change.allowedCountries], 'text') : null;
+      return db.maybeOne(sql.type(transferRow)`
+        UPDATE transfers AS t SET allowed_countries = ${countries}
+        WHERE t.id = ${id} AND t.workspace_id = ${tenant.workspaceId} AND t.environment = ${tenant.environment}
+        RETURNING ${transferColumns}`);
     },
 
     async setFolder(id: string, folderId: string | null): Promise<void> {

@@ -777,6 +777,8 @@ export interface EventDataByType {
       /** The address the personal link was sent to. */
       email: string;
     };
+    /** ISO 3166-1 alpha-2 country of the downloading client address, from an offline database; null when not known (a private address, one not in the database). */
+    country_code: string | null;
   };
   /** An end-to-end encrypted transfer was created. Fires right after `transfer.created`, with the same payload. */
   'transfer.e2e_created': {
@@ -819,15 +821,26 @@ export interface EventDataByType {
       /** The address the personal link was sent to. */
       email: string;
     };
+    /** ISO 3166-1 alpha-2 country of the downloading client address, from an offline database; null when not known (a private address, one not in the database). */
+    country_code: string | null;
   };
-  /** A download attempt was refused because of the country it came from. (Planned: not emitted yet.) */
+  /** A download attempt on a transfer restricted to countries (`allowed_countries`) came from elsewhere, or from an address whose country is not known; it was refused (403 `forbidden`, `reason: geo_blocked`) and nothing was counted. */
   'transfer.geo_blocked': {
     /** The transfer. */
     transfer: TransferEventViewSchema;
     /** Address of the client that made the attempt. */
     ip_address: string;
-    /** ISO 3166-1 alpha-2 country of the attempt. */
-    country_code: string;
+    /** ISO 3166-1 alpha-2 country of the downloading client address, from an offline database; null when not known (a private address, one not in the database). */
+    country_code: string | null;
+    /** The way the download was attempted: `download_links`, `share_page`, `archive_link`, `file` (a download link) or `archive` (an archive link). */
+    path: 'download_links' | 'share_page' | 'archive_link' | 'file' | 'archive';
+    /** Present when the download came through a recipient's personal link (docs/recipients.md). */
+    recipient?: {
+      /** The address-book entry; null once the entry was deleted. */
+      id: string | null;
+      /** The address the personal link was sent to. */
+      email: string;
+    };
   };
   /** The download that reached `max_downloads`; later attempts are refused (`limit_reached`). */
   'transfer.limit_reached': {
@@ -842,6 +855,8 @@ export interface EventDataByType {
       /** The address the personal link was sent to. */
       email: string;
     };
+    /** ISO 3166-1 alpha-2 country of the downloading client address, from an offline database; null when not known (a private address, one not in the database). */
+    country_code: string | null;
   };
   /** A download attempt on a password-protected transfer came with a missing or wrong password. */
   'transfer.password_failed': {

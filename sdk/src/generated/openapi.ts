@@ -3825,6 +3825,8 @@ export interface Paths {
           tags: Array<string>;
           /** Set by an `archive_transfer` rule; see docs/transfers.md. */
           archived_at: string | null;
+          /** The only countries the transfer may be downloaded from, upper case; null: no restriction. */
+          allowed_countries: Array<string> | null;
           workspace_id: string;
           user_id: string;
           created_at: string;
@@ -3864,6 +3866,8 @@ export interface Paths {
         transfer_title?: string;
         encryption_mode?: 'server' | 'e2e';
         approval_required?: boolean;
+        /** The only countries (ISO 3166-1 alpha-2, either case, stored in upper case) the transfer may be downloaded from; a download from elsewhere, or from an address whose country is not known, is refused with 403 `forbidden`, `reason: geo_blocked`. Null or absent: no restriction (docs/transfers.md, "Countries"). */
+        allowed_countries?: Array<string> | null;
       };
       response: {
         transfer: {
@@ -3907,6 +3911,8 @@ export interface Paths {
           tags: Array<string>;
           /** Set by an `archive_transfer` rule; see docs/transfers.md. */
           archived_at: string | null;
+          /** The only countries the transfer may be downloaded from, upper case; null: no restriction. */
+          allowed_countries: Array<string> | null;
           workspace_id: string;
           user_id: string;
           created_at: string;
@@ -3985,6 +3991,8 @@ export interface Paths {
         tags: Array<string>;
         /** Set by an `archive_transfer` rule; see docs/transfers.md. */
         archived_at: string | null;
+        /** The only countries the transfer may be downloaded from, upper case; null: no restriction. */
+        allowed_countries: Array<string> | null;
         workspace_id: string;
         user_id: string;
         created_at: string;
@@ -4001,6 +4009,75 @@ export interface Paths {
         }>;
       };
       scope: 'transfers:read';
+    };
+    /** Change a transfer */
+    patch: {
+      path: {
+        id: string;
+      };
+      body: {
+        /** The only countries (ISO 3166-1 alpha-2, either case, stored in upper case) the transfer may be downloaded from; a download from elsewhere, or from an address whose country is not known, is refused with 403 `forbidden`, `reason: geo_blocked`. Null or absent: no restriction (docs/transfers.md, "Countries"). */
+        allowed_countries?: Array<string> | null;
+      };
+      response: {
+        id: string;
+        object: 'transfer';
+        short_code: string;
+        transfer_title: string | null;
+        status: 'active' | 'expired' | 'deleted' | 'scanning';
+        status_reason: string | null;
+        encryption_mode: 'server' | 'e2e';
+        scan_status: string | null;
+        expires_at: string;
+        total_downloads: number;
+        max_downloads: number | null;
+        password_protected: boolean;
+        /** The first address the transfer was sent to. */
+        recipient: string | null;
+        /** Every address the transfer was sent to, with its personal link and downloads. */
+        recipients: Array<{
+          object: 'transfer_recipient';
+          /** The address-book entry; null once it was deleted (the link keeps working). */
+          recipient_id: string | null;
+          /** The address the personal link was sent to. */
+          email: string;
+          /** The recipient's personal link: downloads through it are theirs. A capability: share it with them only. */
+          share_url: string;
+          /** When the link was mailed; null until then. */
+          mailed_at: string | null;
+          downloads_completed: number;
+          last_downloaded_at: string | null;
+          /** Files delivered whole through this link at least once. */
+          files_downloaded: Array<string>;
+        }>;
+        share_url: string;
+        approval_required: boolean;
+        approval_status: 'pending' | 'approved' | 'rejected' | null;
+        approved_at: string | null;
+        approved_by: string | null;
+        approval_note: string | null;
+        folder_id: string | null;
+        tags: Array<string>;
+        /** Set by an `archive_transfer` rule; see docs/transfers.md. */
+        archived_at: string | null;
+        /** The only countries the transfer may be downloaded from, upper case; null: no restriction. */
+        allowed_countries: Array<string> | null;
+        workspace_id: string;
+        user_id: string;
+        created_at: string;
+        files: Array<{
+          id: string;
+          object: 'transfer_file';
+          name: string;
+          size: number;
+          mime_type: string;
+          upload_state: 'pending' | 'uploading' | 'uploaded';
+          bytes_received: number;
+          sha256: string | null;
+          scan_status: string | null;
+        }>;
+      };
+      scope: 'transfers:write';
     };
     /** Revoke a transfer and delete its files */
     delete: {
@@ -4048,6 +4125,8 @@ export interface Paths {
         tags: Array<string>;
         /** Set by an `archive_transfer` rule; see docs/transfers.md. */
         archived_at: string | null;
+        /** The only countries the transfer may be downloaded from, upper case; null: no restriction. */
+        allowed_countries: Array<string> | null;
         workspace_id: string;
         user_id: string;
         created_at: string;
@@ -4117,6 +4196,8 @@ export interface Paths {
         tags: Array<string>;
         /** Set by an `archive_transfer` rule; see docs/transfers.md. */
         archived_at: string | null;
+        /** The only countries the transfer may be downloaded from, upper case; null: no restriction. */
+        allowed_countries: Array<string> | null;
         workspace_id: string;
         user_id: string;
         created_at: string;
@@ -4605,6 +4686,7 @@ export const DOCUMENTED_OPERATIONS = [
   'PATCH /v1/rules/{id}',
   'PATCH /v1/scim/Groups/{id}',
   'PATCH /v1/scim/Users/{id}',
+  'PATCH /v1/transfers/{id}',
   'PATCH /v1/webhooks',
   'POST /v1/api-keys',
   'POST /v1/api-keys/{id}/rotate',

@@ -22,6 +22,7 @@ import type {
   TransferFolder,
   TransferListItem,
   TransferRecipient,
+  UpdateTransferParams,
 } from '../types.ts';
 import { Resource } from './resource.ts';
 import { Shares } from './shares.ts';
@@ -39,6 +40,11 @@ export class Transfers extends Resource {
 
   get(id: string, options?: RequestOptions): Promise<Transfer> {
     return this.call('transfers.get', { params: { id }, options });
+  }
+
+  /** Changes the transfer's `allowed_countries` (null lifts the restriction). */
+  update(id: string, params: UpdateTransferParams, options?: RequestOptions): Promise<Transfer> {
+    return this.call('transfers.update', { params: { id }, body: params, options });
   }
 
   /** Revokes the transfer: its keys are destroyed at once. Repeating it is harmless. */
