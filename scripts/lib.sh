@@ -235,6 +235,9 @@ export_local_secrets() {
   load_local_secrets
   export VALISE_SECRET=$LOCAL_VALISE_SECRET MASTER_KEYS=$LOCAL_MASTER_KEYS
   export S3_ACCESS_KEY_ID=$MINIO_USER S3_SECRET_ACCESS_KEY=$LOCAL_MINIO_PASSWORD
+  # The payment processor's test endpoint secret: a published value (docs/billing.md, "Secret"),
+  # which the Stripe CLI's `stripe listen` output replaces; production refuses it (lib/config.ts).
+  export BILLING_WEBHOOK_SECRET=${BILLING_WEBHOOK_SECRET:-whsec_valise_dev_billing_published_not_secret}
 }
 
 # export_test_env <database> <task queue>: the environment of a test run against
