@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import Stripe from 'stripe';
 import { linkCustomer } from '../lib/billing/service.ts';
+import { DEV_BILLING_WEBHOOK_SECRET, loadConfig } from '../lib/config.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
 import { createTransfer, put } from './helpers/transfers.ts';
@@ -363,4 +364,26 @@ test('processor events: the caller workspace only, billing:read, and the key all
     allowed_ips: ['127.0.0.1'],
   });
   t.is((await listEvents(allowed.key)).body.data.length, 1);
+});
+
+test('BILLING_WEBHOOK_SECRET: a comma-separated list; the published dev value is refused in production', (t) => {
+  const base = {
+    VALISE_SECRET: randomBytes(48).toString('base64'),
+    MASTER_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+    S3_SECRET_ACCESS_KEY: randomBytes(24).toString('base64url'),
+  };
+  const load = (env: Record<string, string>) => loadConfig({ ...base, ...env });
+  t.deepEqual(load({ BILLING_WEBHOOK_SECRET: ` ${NEW_SECRET} , ${OLD_SECRET}` }).billing.webhookSecrets, [
+    NEW_SECRET,
+    OLD_SECRET,
+  ]);
+  t.deepEqual(load({}).billing.webhookSecrets, [], 'unset: every delivery is refused');
+  t.deepEqual(
+    load({ NODE_ENV: 'development', BILLING_WEBHOOK_SECRET: DEV_BILLING_WEBHOOK_SECRET }).billing.webhookSecrets,
+    [DEV_BILLING_WEBHOOK_SECRET],
+  );
+  t.throws(() => load({ NODE_ENV: 'production', BILLING_WEBHOOK_SECRET: DEV_BILLING_WEBHOOK_SECRET }), {
+    message: /BILLING_WEBHOOK_SECRET: is the dev stack's published value, refused in production/,
+  });
+  t.throws(() => load({ BILLING_WEBHOOK_SECRET: 'short' }), { message: /BILLING_WEBHOOK_SECRET/ });
 });
