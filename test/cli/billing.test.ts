@@ -23,14 +23,17 @@ test.after.always(async () => {
 
 test('billing subscription, invoices and events show what the processor reported', async (t) => {
   const seconds = Math.floor(Date.now() / 1000);
+  // Unique per run: the test database outlives it, and a customer belongs to one workspace.
+  const customer = `cus_cli${randomBytes(6).toString('hex')}`;
+  const invoiceId = `in_cli${randomBytes(6).toString('hex')}`;
   const payload = JSON.stringify({
     id: `evt_cli${randomBytes(6).toString('hex')}`,
     type: 'invoice.paid',
     created: seconds,
     data: {
       object: {
-        id: 'in_cli1',
-        customer: 'cus_cli1',
+        id: invoiceId,
+        customer,
         number: 'CLI-1',
         status: 'paid',
         amount_due: 2500,
@@ -52,9 +55,9 @@ test('billing subscription, invoices and events show what the processor reported
   home = valise.home;
   const subscription = await valise.run(['billing', 'subscription']);
   t.is(subscription.code, 0, subscription.stderr);
-  t.regex(subscription.stdout, /Customer:\s+cus_cli1/);
+  t.regex(subscription.stdout, new RegExp(`Customer:\\s+${customer}`));
   const invoices = await valise.run(['billing', 'invoices']);
-  t.regex(invoices.stdout, /in_cli1.*CLI-1.*paid.*25\.00 EUR/);
+  t.regex(invoices.stdout, new RegExp(`${invoiceId}.*CLI-1.*paid.*25\\.00 EUR`));
   const events = await valise.json(['billing', 'events', '--type', 'invoice.paid', '--raw']);
   t.is(events.data.length, 1);
   t.is(events.data[0].raw.type, 'invoice.paid');
