@@ -8,6 +8,7 @@ import { onRequest } from './extensions/request-context.ts';
 import { onPreResponse } from './extensions/respond.ts';
 import { apiKeysPlugin } from './plugins/api-keys/index.ts';
 import { auditPlugin } from './plugins/audit/index.ts';
+import { billingPlugin } from './plugins/billing/index.ts';
 import { coffresPlugin } from './plugins/coffres/index.ts';
 import { collectionsPlugin } from './plugins/collections/index.ts';
 import { foldersPlugin } from './plugins/folders/index.ts';
@@ -84,6 +85,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     legalPlugin,
     gdprPlugin,
     scimPlugin,
+    billingPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their
   // routes bound themselves (idle and request timeouts, docs/transfers.md). JSON routes are

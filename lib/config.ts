@@ -21,6 +21,17 @@ const durationList = z
   .transform((value) => value.split(',').map((item) => item.trim()))
   .pipe(z.array(duration).min(1).max(20));
 
+/** A comma-separated list of secrets, each at least 16 characters (a processor's `whsec_…`). */
+const secretList = z
+  .string()
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== ''),
+  )
+  .pipe(z.array(z.string().min(16, 'secrets of at least 16 characters, separated by commas')).max(5));
+
 /** A comma-separated list of addresses or CIDR ranges (IPv4 or IPv6); empty means none. */
 const addressList = z
   .string()
@@ -43,6 +54,8 @@ const KNOWN_DEV_SECRETS = new Set([
 const DEV_MASTER_KEY = Buffer.alloc(32, 0x5a);
 // The local MinIO's published password (scripts/stack.sh restarts a MinIO still running with it).
 const DEV_S3_SECRET = 'valise-dev-secret';
+// The dev stack's billing webhook secret (scripts/lib.sh, docs/billing.md): published, so refused in production.
+export const DEV_BILLING_WEBHOOK_SECRET = 'whsec_valise_dev_billing_published_not_secret';
 const GiB = 1024 ** 3;
 
 /**
@@ -138,6 +151,9 @@ const schema = z
     API_KEY_ROTATION_GRACE_HOURS: z.coerce.number().positive().max(168).default(24),
     MASTER_KEYS: z.string().optional(),
     MASTER_KEY_ID: z.string().optional(),
+    // The payment processor's endpoint secrets (docs/billing.md), comma-separated: during a rotation
+    // both the new and the old one verify. Unset: every processor delivery is refused.
+    BILLING_WEBHOOK_SECRET: secretList.optional(),
     // S3 stores at most 5 TiB per object (lib/uploads/parts.ts).
     TRANSFER_MAX_FILE_BYTES: positive.max(5 * 1024 * GiB).default(100 * GiB),
     TRANSFER_MAX_FILES: positive.default(100),
@@ -228,6 +244,13 @@ const schema = z
         message: `is a published development value, refused: ${local}`,
       });
     }
+    if (env.NODE_ENV === 'production' && env.BILLING_WEBHOOK_SECRET?.includes(DEV_BILLING_WEBHOOK_SECRET)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['BILLING_WEBHOOK_SECRET'],
+        message: "is the dev stack's published value, refused in production: use the processor's endpoint secret",
+      });
+    }
     if (env.NODE_ENV === 'production' && env.WEBHOOK_ALLOW_PRIVATE_TARGETS) {
       ctx.addIssue({
         code: 'custom',
@@ -313,6 +336,8 @@ function toConfig(env: z.infer<typeof schema>) {
       auth: env.SMTP_USER && env.SMTP_PASSWORD ? { user: env.SMTP_USER, pass: env.SMTP_PASSWORD } : undefined,
     },
     secret: env.VALISE_SECRET ?? '',
+    /** The processor's endpoint secrets a delivery's signature may be made with (docs/billing.md). */
+    billing: { webhookSecrets: env.BILLING_WEBHOOK_SECRET ?? [] },
     rateLimits: {
       read: env.RATE_LIMIT_READ,
       write: env.RATE_LIMIT_WRITE,

@@ -1,5 +1,6 @@
 import { apiKeysFamily } from './api-keys/family.ts';
 import { auditFamily } from './audit/family.ts';
+import { billingFamily } from './billing/family.ts';
 import { coffresFamily } from './coffres/family.ts';
 import { collectionsFamily } from './collections/family.ts';
 import { eventsFamily } from './events/family.ts';
@@ -32,6 +33,7 @@ export const FAMILIES: readonly Family[] = [
   legalFamily,
   gdprFamily,
   scimFamily,
+  billingFamily,
 ];
 
 /** Every family's stored files, for the sweeper. */

@@ -5,6 +5,7 @@ import { deriveKey } from '../lib/crypto/secrets.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
 import { ENVIRONMENTS, type Environment } from '../lib/vocabulary.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
+import { BILLING_LINK_USAGE, billingLinkCommand } from './admin/billing-link.ts';
 import { ERASE_USER_USAGE, eraseUserCommand } from './admin/erase-user.ts';
 import { LEGAL_PUBLISH_USAGE, legalPublish } from './admin/legal-publish.ts';
 
@@ -15,6 +16,7 @@ const USAGE = [
   '       npm run -s admin -- audit-verify --workspace ID --environment live|test|sandbox [--json]',
   `       ${LEGAL_PUBLISH_USAGE}`,
   `       ${ERASE_USER_USAGE}`,
+  `       ${BILLING_LINK_USAGE}`,
 ].join('\n');
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
@@ -22,6 +24,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   'audit-verify': auditVerify,
   'legal-publish': legalPublish,
   'erase-user': eraseUserCommand,
+  'billing-link': billingLinkCommand,
 };
 
 const [name = '', ...rest] = process.argv.slice(2);

@@ -235,6 +235,9 @@ export_local_secrets() {
   load_local_secrets
   export VALISE_SECRET=$LOCAL_VALISE_SECRET MASTER_KEYS=$LOCAL_MASTER_KEYS
   export S3_ACCESS_KEY_ID=$MINIO_USER S3_SECRET_ACCESS_KEY=$LOCAL_MINIO_PASSWORD
+  # The payment processor's test endpoint secret: a published value (docs/billing.md, "Secret"),
+  # which the Stripe CLI's `stripe listen` output replaces; production refuses it (lib/config.ts).
+  export BILLING_WEBHOOK_SECRET=${BILLING_WEBHOOK_SECRET:-whsec_valise_dev_billing_published_not_secret}
 }
 
 # export_test_env <database> <task queue>: the environment of a test run against
@@ -244,7 +247,8 @@ export_test_env() {
   unset API_HOST API_PORT PUBLIC_BASE_URL DATABASE_URL REDIS_URL REDIS_PREFIX \
     TEMPORAL_ADDRESS TEMPORAL_NAMESPACE TEMPORAL_TASK_QUEUE S3_ENDPOINT S3_REGION \
     S3_BUCKET S3_ACCESS_KEY_ID S3_SECRET_ACCESS_KEY CLAMD_HOST CLAMD_PORT \
-    SMTP_HOST SMTP_PORT MAIL_UI_PORT VALISE_SECRET NODE_ENV MASTER_KEYS MASTER_KEY_ID
+    SMTP_HOST SMTP_PORT MAIL_UI_PORT VALISE_SECRET NODE_ENV MASTER_KEYS MASTER_KEY_ID \
+    BILLING_WEBHOOK_SECRET
   export_local_secrets
   export DATABASE_URL="postgres://postgres@127.0.0.1:$POSTGRES_PORT/$1"
   export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"

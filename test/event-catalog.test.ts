@@ -5,6 +5,7 @@ import { buffer } from 'node:stream/consumers';
 import { gzipSync } from 'node:zlib';
 import Hapi from '@hapi/hapi';
 import test from 'ava';
+import Stripe from 'stripe';
 import { z } from 'zod';
 import { revokeRoute } from '../api/plugins/api-keys/revoke.ts';
 import { eventCatalogRoute } from '../api/plugins/webhooks/events.ts';
@@ -179,6 +180,8 @@ const REQUIRED_TYPES = [
 ];
 /** Types Valise adds beyond the brief: what rule actions and webhook auto-disabling record. */
 const VALISE_TYPES = [
+  // An invoice changed at the processor other than by a payment (docs/billing.md).
+  'billing.invoice_updated',
   'transfer.expiry_extended',
   'transfer.archived',
   'transfer.scan_too_large',
@@ -396,6 +399,7 @@ function scenariosRun(): Promise<void> {
       coffres,
       gdpr,
       members,
+      billing,
     };
     const results = await Promise.allSettled(Object.values(runs).map((run) => run()));
     results.forEach((result, index) => {
@@ -728,6 +732,56 @@ async function members() {
   await ok(scim('PATCH', path, patch({ active: false })), 200);
   await ok(scim('PATCH', path, patch({ active: true })), 200);
   await ok(scim('DELETE', path), 204);
+}
+
+async function billing() {
+  // Every billing.* type: the payment processor's events, signed by its own library with the
+  // endpoint secret the test environment sets (scripts/lib.sh), for a customer the workspace owns.
+  const [secret] = api.services.config.billing.webhookSecrets;
+  if (!secret) throw new Error('BILLING_WEBHOOK_SECRET is not set');
+  const signer = new Stripe('sk_test_valise_not_a_key');
+  const customer = `cus_catalog${randomBytes(6).toString('hex')}`;
+  const seconds = Math.floor(Date.now() / 1000);
+  const invoice = {
+    id: `in_catalog${randomBytes(6).toString('hex')}`,
+    customer,
+    number: null,
+    status: 'open',
+    amount_due: 1200,
+    amount_paid: 0,
+    currency: 'eur',
+    created: seconds,
+    metadata: { workspace_id: ws.workspace_id },
+  };
+  const subscription = {
+    id: 'sub_catalog',
+    customer,
+    status: 'active',
+    items: { data: [{ price: { id: 'price_team', lookup_key: 'team' }, current_period_end: seconds + 86_400 }] },
+    metadata: { workspace_id: ws.workspace_id },
+  };
+  const objects: Array<[string, Record<string, unknown>]> = [
+    ['customer.subscription.created', subscription],
+    ['invoice.finalized', invoice],
+    ['invoice.payment_failed', { ...invoice, attempt_count: 1, next_payment_attempt: seconds + 3600 }],
+    ['invoice.paid', { ...invoice, number: 'CAT-1', status: 'paid', amount_paid: 1200 }],
+  ];
+  for (const [index, [type, object]] of objects.entries()) {
+    const payload = JSON.stringify({
+      id: `evt_catalog_${randomBytes(8).toString('hex')}`,
+      type,
+      created: seconds + index,
+      data: { object },
+    });
+    const header = signer.webhooks.generateTestHeaderString({ payload, secret });
+    await ok(
+      api.call('POST', '/v1/billing/processor/stripe', {
+        rawBody: payload,
+        headers: { 'content-type': 'application/json', 'stripe-signature': header },
+      }),
+      200,
+    );
+  }
 }
 
 const emitted = EVENT_CATALOG.filter((entry) => entry.emitted);

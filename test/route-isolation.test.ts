@@ -1,5 +1,6 @@
 import test from 'ava';
 import type Joi from 'joi';
+import Stripe from 'stripe';
 import type { RouteSettings } from '../api/types.ts';
 import { type ApiResponse, eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { uniqueAddress } from './helpers/mail.ts';
@@ -40,6 +41,12 @@ const EXEMPT: Record<string, string> = {
 const NOT_TENANT_LISTS: Record<string, string> = {
   '/v1/legal/documents': 'the published legal documents, the same for every key',
   '/v1/gdpr/acceptances': "one entry per published document, with no id of the tenant's",
+};
+
+/** Lists of what belongs to the workspace, not to one environment: A's other keys see them too, B never. */
+const WORKSPACE_LISTS: Record<string, string> = {
+  '/v1/billing/invoices': "billing is the workspace's (docs/billing.md)",
+  '/v1/billing/processor-events': "billing is the workspace's (docs/billing.md)",
 };
 
 /**
@@ -199,6 +206,37 @@ async function makeFixtures(): Promise<{ ids: Fixtures; owned: string[] }> {
   // One SCIM operation, so that A's SCIM audit names A's token.
   await ok(200, api.call('GET', '/v1/scim/Users', { key: scimToken.token }), 'SCIM list');
 
+  // An invoice, from the payment processor's signed event about A's customer (docs/billing.md).
+  const [billingSecret = ''] = api.services.config.billing.webhookSecrets;
+  const invoiceId = `in_isolated${Date.now()}`;
+  const processorEventId = `evt_isolated${Date.now()}`;
+  const payload = JSON.stringify({
+    id: processorEventId,
+    type: 'invoice.finalized',
+    created: Math.floor(Date.now() / 1000),
+    data: {
+      object: {
+        id: invoiceId,
+        customer: `cus_isolated${Date.now()}`,
+        status: 'open',
+        amount_due: 100,
+        amount_paid: 0,
+        currency: 'eur',
+        created: Math.floor(Date.now() / 1000),
+        metadata: { workspace_id: a.workspace_id },
+      },
+    },
+  });
+  const signature = new Stripe('sk_test_valise').webhooks.generateTestHeaderString({ payload, secret: billingSecret });
+  await ok(
+    200,
+    api.call('POST', '/v1/billing/processor/stripe', {
+      rawBody: payload,
+      headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+    }),
+    'processor event',
+  );
+
   // A GDPR export, completed: its answer then stays the same (but for its fresh link).
   const gdprExport = await ok(202, api.call('POST', '/v1/gdpr/exports', { key, body: {} }), 'GDPR export');
   await eventually(async () => {
@@ -228,7 +266,13 @@ async function makeFixtures(): Promise<{ ids: Fixtures; owned: string[] }> {
     folder: folder.id,
   };
   const owned = [
-    ...new Set([...Object.values(ids), ...transfer.files.map((f: { id: string }) => f.id), ping.event_id]),
+    ...new Set([
+      ...Object.values(ids),
+      ...transfer.files.map((f: { id: string }) => f.id),
+      ping.event_id,
+      invoiceId,
+      processorEventId,
+    ]),
   ];
   return { ids, owned };
 }
@@ -290,6 +334,7 @@ test.serial("no list route shows A's ids to another workspace or environment", a
     ] as const) {
       const response = await api.call('GET', path, { key });
       t.is(response.status, 200, `${path} with ${label}: ${response.text.slice(0, 300)}`);
+      if (route.path in WORKSPACE_LISTS && key !== b.keys.live) continue;
       const shown = owned.filter((id) => response.text.includes(id));
       t.deepEqual(shown, [], `${path} with ${label} shows A's ids`);
     }

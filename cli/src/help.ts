@@ -48,6 +48,8 @@ Account
   gdpr acceptances      Your acceptance of each legal document
   scim tokens create|ls|revoke     SCIM tokens for Entra ID or Okta (--mfa-code CODE)
   scim audit            What identity providers did  --operation OP --limit N
+  billing subscription|invoices    The plan, usage this period and invoices
+  billing events        Payment-processor events  --type T --since T --limit N --raw
 
 Global flags
   --json                Print the API's JSON on stdout (errors as JSON on stderr)

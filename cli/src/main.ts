@@ -2,6 +2,7 @@ import { ConnectionError, ValiseError } from '../../sdk/src/index.ts';
 import { describeApiError, exitCodeFor } from './api-errors.ts';
 import { archive } from './commands/archive.ts';
 import { audit } from './commands/audit.ts';
+import { billing } from './commands/billing.ts';
 import { coffre } from './commands/coffre.ts';
 import { collections } from './commands/collections.ts';
 import { gdpr, legal } from './commands/gdpr.ts';
@@ -49,6 +50,7 @@ const COMMANDS: Record<string, Command> = {
   archive,
   gdpr,
   legal,
+  billing,
 };
 
 /** Runs one command line and returns the exit code (docs/cli.md, "Exit codes"). */

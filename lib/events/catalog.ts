@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { API_KEY_EVENTS } from './api-key-events.ts';
+import { BILLING_EVENTS } from './billing-events.ts';
 import { COFFRE_EVENTS } from './coffre-events.ts';
 import { COLLECTION_EVENTS } from './collection-events.ts';
 import { catalogSchema, type EventDeclaration, type JsonSchema } from './define.ts';
@@ -61,6 +62,7 @@ export const EVENTS = {
   ...COFFRE_EVENTS,
   ...GDPR_EVENTS,
   ...MEMBER_EVENTS,
+  ...BILLING_EVENTS,
 } satisfies Record<string, EventDeclaration>;
 
 // A type declared in two parts would be silently overwritten by the spread.
@@ -75,6 +77,7 @@ const declared = [
   COFFRE_EVENTS,
   GDPR_EVENTS,
   MEMBER_EVENTS,
+  BILLING_EVENTS,
 ].flatMap((part) => Object.keys(part));
 for (const [index, type] of declared.entries()) {
   if (declared.indexOf(type) !== index) throw new Error(`event catalog: ${type} is declared twice`);

@@ -21,16 +21,6 @@ const WorkspaceView = z
   })
   .describe('The workspace.');
 
-const InvoiceView = z
-  .object({
-    id: z.string().describe('The invoice id.'),
-    number: z.string().nullable().describe('Human-readable invoice number.'),
-    amount: z.int().min(0).describe('Amount in the smallest currency unit (cents).'),
-    currency: z.string().describe('ISO 4217 currency code, lower case.'),
-    status: z.string().describe('Invoice status at the processor.'),
-  })
-  .describe('The invoice.');
-
 const DomainView = z
   .object({
     id: z.string().describe('The domain id.'),
@@ -92,25 +82,6 @@ export const PLANNED_EVENTS = {
   'workspace.plan_changed': event('The workspace moved to another plan.', {
     workspace: WorkspaceView,
     previous_plan: z.string().describe('The plan before the change.'),
-  }),
-
-  'billing.invoice_paid': event('An invoice was paid.', {
-    invoice: InvoiceView,
-    paid_at: z.iso.datetime().describe('When the payment succeeded.'),
-  }),
-  'billing.payment_failed': event('A payment attempt failed.', {
-    invoice: InvoiceView,
-    attempt_count: z.int().min(1).describe('Attempts so far.'),
-    next_attempt_at: z.iso.datetime().nullable().describe('When the processor retries; null when it gave up.'),
-  }),
-  'billing.subscription_updated': event('The subscription changed (plan, status, renewal).', {
-    subscription: z.object({
-      id: z.string().describe('The subscription id.'),
-      plan: z.string().describe('The plan.'),
-      status: z.string().describe('The subscription status at the processor.'),
-      current_period_end: z.iso.datetime().nullable().describe('When the current period ends.'),
-      cancel_at_period_end: z.boolean().describe('Whether it ends instead of renewing.'),
-    }),
   }),
 
   'domain.verified': event('A custom domain passed DNS verification.', { domain: DomainView }),

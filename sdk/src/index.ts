@@ -1,6 +1,7 @@
 import { HttpClient, type ValiseOptions } from './client.ts';
 import { ApiKeys } from './resources/api-keys.ts';
 import { Audit } from './resources/audit.ts';
+import { Billing } from './resources/billing.ts';
 import { Coffres } from './resources/coffres.ts';
 import { Collections } from './resources/collections.ts';
 import { Folders } from './resources/folders.ts';
@@ -42,6 +43,7 @@ export class Valise {
   readonly legal: Legal;
   readonly gdpr: Gdpr;
   readonly scim: Scim;
+  readonly billing: Billing;
 
   constructor(options: ValiseOptions) {
     const http = new HttpClient(options);
@@ -61,6 +63,7 @@ export class Valise {
     this.legal = new Legal(http);
     this.gdpr = new Gdpr(http);
     this.scim = new Scim(http);
+    this.billing = new Billing(http);
   }
 }
 

@@ -85,6 +85,10 @@ export const ROUTES = {
   'scim.revokeToken': 'DELETE /v1/scim/tokens/{id}',
   'scim.audit': 'GET /v1/scim/audit',
 
+  'billing.subscription': 'GET /v1/billing/subscription',
+  'billing.invoices': 'GET /v1/billing/invoices',
+  'billing.processorEvents': 'GET /v1/billing/processor-events',
+
   'collections.list': 'GET /v1/collections',
   'collections.create': 'POST /v1/collections',
   'collections.get': 'GET /v1/collections/{id}',

@@ -69,45 +69,63 @@ export interface EventDataByType {
     /** The members the request sent (never `mfa_code`), whether or not their value differed. */
     changed: Array<'name' | 'description' | 'is_active' | 'allowed_ips' | 'scopes' | 'max_uses'>;
   };
-  /** An invoice was paid. (Planned: not emitted yet.) */
+  /** An invoice was paid (`invoice.paid`). */
   'billing.invoice_paid': {
     /** The invoice. */
     invoice: {
-      /** The invoice id. */
+      /** The invoice id at the processor (`in_…`). */
       id: string;
-      /** Human-readable invoice number. */
+      /** Human-readable invoice number; null while a draft. */
       number: string | null;
-      /** Amount in the smallest currency unit (cents). */
+      /** Amount due in the smallest currency unit (cents). */
       amount: number;
       /** ISO 4217 currency code, lower case. */
       currency: string;
       /** Invoice status at the processor. */
-      status: string;
+      status: 'draft' | 'open' | 'paid' | 'uncollectible' | 'void';
     };
     /** When the payment succeeded. */
     paid_at: string;
   };
-  /** A payment attempt failed. (Planned: not emitted yet.) */
-  'billing.payment_failed': {
+  /** An invoice was created or changed at the processor other than by a payment (`invoice.created`, `invoice.finalized`, `invoice.voided`…). */
+  'billing.invoice_updated': {
     /** The invoice. */
     invoice: {
-      /** The invoice id. */
+      /** The invoice id at the processor (`in_…`). */
       id: string;
-      /** Human-readable invoice number. */
+      /** Human-readable invoice number; null while a draft. */
       number: string | null;
-      /** Amount in the smallest currency unit (cents). */
+      /** Amount due in the smallest currency unit (cents). */
       amount: number;
       /** ISO 4217 currency code, lower case. */
       currency: string;
       /** Invoice status at the processor. */
-      status: string;
+      status: 'draft' | 'open' | 'paid' | 'uncollectible' | 'void';
+    };
+    /** The processor event that changed it, such as `invoice.finalized`. */
+    processor_event_type: string;
+  };
+  /** A payment attempt failed (`invoice.payment_failed`). */
+  'billing.payment_failed': {
+    /** The invoice. */
+    invoice: {
+      /** The invoice id at the processor (`in_…`). */
+      id: string;
+      /** Human-readable invoice number; null while a draft. */
+      number: string | null;
+      /** Amount due in the smallest currency unit (cents). */
+      amount: number;
+      /** ISO 4217 currency code, lower case. */
+      currency: string;
+      /** Invoice status at the processor. */
+      status: 'draft' | 'open' | 'paid' | 'uncollectible' | 'void';
     };
     /** Attempts so far. */
     attempt_count: number;
     /** When the processor retries; null when it gave up. */
     next_attempt_at: string | null;
   };
-  /** The subscription changed (plan, status, renewal). (Planned: not emitted yet.) */
+  /** The subscription was created or changed (plan, status, renewal) or ended (`customer.subscription.*`). */
   'billing.subscription_updated': {
     subscription: {
       /** The subscription id. */
@@ -115,7 +133,16 @@ export interface EventDataByType {
       /** The plan. */
       plan: string;
       /** The subscription status at the processor. */
-      status: string;
+      status:
+        | 'none'
+        | 'incomplete'
+        | 'incomplete_expired'
+        | 'trialing'
+        | 'active'
+        | 'past_due'
+        | 'canceled'
+        | 'unpaid'
+        | 'paused';
       /** When the current period ends. */
       current_period_end: string | null;
       /** Whether it ends instead of renewing. */

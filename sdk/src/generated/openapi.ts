@@ -386,6 +386,130 @@ export interface Paths {
       scope: 'audit:read';
     };
   };
+  '/v1/billing/invoices': {
+    /** List the workspace's invoices */
+    get: {
+      query: {
+        limit?: number;
+        cursor?: string;
+        offset?: number;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          object: 'invoice';
+          /** The processor's invoice id (`in_…`). */
+          id: string;
+          number: string | null;
+          status: 'draft' | 'open' | 'paid' | 'uncollectible' | 'void';
+          /** In the smallest currency unit (cents). */
+          amount_due: number;
+          amount_paid: number;
+          currency: string;
+          period_start: string | null;
+          period_end: string | null;
+          hosted_invoice_url: string | null;
+          created_at: string;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'billing:read';
+    };
+  };
+  '/v1/billing/processor-events': {
+    /** List payment-processor events */
+    get: {
+      query: {
+        limit?: number;
+        event_type?: string;
+        since?: string;
+        /** Only the value `true` includes `raw`; any other is off. */
+        include_raw?: string;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          id: string;
+          processor_event_id: string;
+          event_type: string;
+          customer_id: string | null;
+          subscription_id: string | null;
+          processed_at: string;
+          /** The event as received; only with `include_raw=true`. */
+          raw?: { [key: string]: unknown } | null;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+        filter: {
+          event_type: string | null;
+          since: string | null;
+          include_raw: boolean;
+          limit: number;
+        };
+        counts_by_type: Array<{
+          event_type: string;
+          count: number;
+        }>;
+        note: string | null;
+      };
+      scope: 'billing:read';
+    };
+  };
+  '/v1/billing/processor/stripe': {
+    /** Receive the payment processor's events (Stripe) */
+    post: {
+      response: {
+        received: true;
+        processor_event_id: string;
+        /** `recorded` and applied; `duplicate`: recorded before, nothing changed; `unlinked`: no workspace has its customer, kept nowhere. */
+        outcome: 'recorded' | 'duplicate' | 'unlinked';
+      };
+    };
+  };
+  '/v1/billing/subscription': {
+    /** Get the workspace's plan, subscription and usage */
+    get: {
+      response: {
+        object: 'subscription';
+        /** `free` until the processor reports a subscription. */
+        plan: string;
+        /** The status at the processor; `none` without a subscription. */
+        status:
+          | 'none'
+          | 'incomplete'
+          | 'incomplete_expired'
+          | 'trialing'
+          | 'active'
+          | 'past_due'
+          | 'canceled'
+          | 'unpaid'
+          | 'paused';
+        current_period_start: string | null;
+        current_period_end: string | null;
+        cancel_at_period_end: boolean;
+        /** The processor's customer (`cus_…`); null until linked. */
+        customer_id: string | null;
+        /** The processor's subscription (`sub_…`). */
+        subscription_id: string | null;
+        usage: {
+          period_start: string;
+          period_end: string;
+          /** Bytes received of the files of live transfers still stored (active or scanning), now. */
+          bytes_stored: number;
+          /** Bytes of live transfers downloaded within the period. */
+          bytes_sent: number;
+          /** Live transfers created within the period. */
+          transfers: number;
+        };
+      };
+      scope: 'billing:read';
+    };
+  };
   '/v1/coffre-access/{token}': {
     /** Open a vault with an invitation link */
     get: {
@@ -4620,6 +4744,9 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/audit',
   'GET /v1/audit/export',
   'GET /v1/audit/verify',
+  'GET /v1/billing/invoices',
+  'GET /v1/billing/processor-events',
+  'GET /v1/billing/subscription',
   'GET /v1/coffre-access/{token}',
   'GET /v1/coffre-access/{token}/items',
   'GET /v1/coffre-archives/{token}',
@@ -4690,6 +4817,7 @@ export const DOCUMENTED_OPERATIONS = [
   'PATCH /v1/webhooks',
   'POST /v1/api-keys',
   'POST /v1/api-keys/{id}/rotate',
+  'POST /v1/billing/processor/stripe',
   'POST /v1/coffre-access/{token}/archive-link',
   'POST /v1/coffre-access/{token}/items',
   'POST /v1/coffre-access/{token}/items/{itemId}/download-link',
