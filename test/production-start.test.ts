@@ -28,6 +28,8 @@ function productionEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     NODE_ENV: 'production',
     VALISE_SECRET: secret,
     MASTER_KEYS: masterKeys,
+    // The payment processor's endpoint secret: the dev stack's published one is refused here.
+    BILLING_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('hex')}`,
     DATABASE_URL: databaseUrl.href,
     TEMPORAL_TASK_QUEUE: `valise-prodstart-${suffix}`,
     REDIS_PREFIX: `valise-test:prodstart-${suffix}:`,
