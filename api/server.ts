@@ -6,6 +6,7 @@ import { onPostAuth } from './extensions/guard.ts';
 import { onPreHandler } from './extensions/idempotency.ts';
 import { onRequest } from './extensions/request-context.ts';
 import { onPreResponse } from './extensions/respond.ts';
+import { analyticsPlugin } from './plugins/analytics/index.ts';
 import { apiKeysPlugin } from './plugins/api-keys/index.ts';
 import { auditPlugin } from './plugins/audit/index.ts';
 import { coffresPlugin } from './plugins/coffres/index.ts';
@@ -84,6 +85,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     legalPlugin,
     gdprPlugin,
     scimPlugin,
+    analyticsPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their
   // routes bound themselves (idle and request timeouts, docs/transfers.md). JSON routes are

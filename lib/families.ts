@@ -1,3 +1,4 @@
+import { analyticsFamily } from './analytics/family.ts';
 import { apiKeysFamily } from './api-keys/family.ts';
 import { auditFamily } from './audit/family.ts';
 import { coffresFamily } from './coffres/family.ts';
@@ -32,6 +33,7 @@ export const FAMILIES: readonly Family[] = [
   legalFamily,
   gdprFamily,
   scimFamily,
+  analyticsFamily,
 ];
 
 /** Every family's stored files, for the sweeper. */

@@ -1,0 +1,172 @@
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { Tenant } from '../../tenancy.ts';
+import { sql } from '../sql.ts';
+
+// Analytics read the rows Valise already keeps (transfers, their files, downloads and recipients):
+// nothing is copied, so the numbers are never out of step with them (docs/analytics.md, "Design").
+// Every query starts from the tenant's transfers, filtered on workspace and environment; downloads,
+// files and recipients are reached through them.
+
+/** A half-open range of time, [since, until), and the IANA zone days and hours are counted in. */
+export type AnalyticsWindow = { since: Date; until: Date; timeZone: string };
+
+const totalsRow = z.object({
+  transfers_created: z.coerce.number().int(),
+  bytes_sent: z.coerce.number().int(),
+  downloads: z.coerce.number().int(),
+  unique_recipients: z.coerce.number().int(),
+  downloaded_transfers: z.coerce.number().int(),
+  median_seconds_to_first_download: z.coerce.number().nullable(),
+});
+
+const dayRow = z.object({
+  date: z.string(),
+  transfers_created: z.coerce.number().int(),
+  bytes_sent: z.coerce.number().int(),
+  downloads: z.coerce.number().int(),
+});
+
+const addressRow = z.object({ ip_address: z.string().nullable(), downloads: z.coerce.number().int() });
+
+const funnelRow = z.object({
+  created: z.coerce.number().int(),
+  uploaded: z.coerce.number().int(),
+  first_download: z.coerce.number().int(),
+  all_files_downloaded: z.coerce.number().int(),
+});
+
+const heatmapRow = z.object({
+  weekday: z.coerce.number().int(),
+  hour: z.coerce.number().int(),
+  downloads: z.coerce.number().int(),
+});
+
+const topTransferRow = z.object({
+  id: z.uuid(),
+  short_code: z.string(),
+  transfer_title: z.string().nullable(),
+  created_at: z.date(),
+  downloads: z.coerce.number().int(),
+});
+
+const topRecipientRow = z.object({
+  email: z.string(),
+  transfers: z.coerce.number().int(),
+  downloads: z.coerce.number().int(),
+});
+
+export function createAnalyticsQueries(db: CommonQueryMethods) {
+  const ownTransfers = (tenant: Tenant) =>
+    sql.fragment`t.workspace_id = ${tenant.workspaceId} AND t.environment = ${tenant.environment}`;
+  const createdIn = (window: AnalyticsWindow) =>
+    sql.fragment`t.created_at >= ${window.since.toISOString()} AND t.created_at < ${window.until.toISOString()}`;
+  const downloadedIn = (window: AnalyticsWindow) =>
+    sql.fragment`d.created_at >= ${window.since.toISOString()} AND d.created_at < ${window.until.toISOString()}`;
+  // Downloads in the window, of the tenant's transfers whenever created.
+  const downloadsIn = (tenant: Tenant, window: AnalyticsWindow) => sql.fragment`
+    SELECT d.transfer_id, d.ip_address, d.created_at FROM transfers t
+    JOIN transfer_downloads d ON d.transfer_id = t.id
+    WHERE ${ownTransfers(tenant)} AND ${downloadedIn(window)}`;
+
+  return {
+    async totals(tenant: Tenant, window: AnalyticsWindow) {
+      return db.one(sql.type(totalsRow)`
+        WITH created AS (
+          SELECT t.id, t.created_at, t.recipient FROM transfers t WHERE ${ownTransfers(tenant)} AND ${createdIn(window)}
+        ), first_downloads AS (
+          SELECT c.id, (SELECT min(d.created_at) FROM transfer_downloads d WHERE d.transfer_id = c.id) - c.created_at AS wait
+          FROM created c
+        )
+        SELECT
+          (SELECT count(*) FROM created) AS transfers_created,
+          (SELECT coalesce(sum(f.size), 0) FROM created c JOIN transfer_files f ON f.transfer_id = c.id
+            WHERE f.upload_state = 'uploaded') AS bytes_sent,
+          (SELECT count(*) FROM (${downloadsIn(tenant, window)}) d) AS downloads,
+          (SELECT count(DISTINCT address) FROM (
+             SELECT lower(r.email) AS address FROM created c JOIN transfer_recipients r ON r.transfer_id = c.id
+             UNION ALL SELECT lower(c.recipient) FROM created c WHERE c.recipient IS NOT NULL) a) AS unique_recipients,
+          (SELECT count(*) FROM first_downloads WHERE wait IS NOT NULL) AS downloaded_transfers,
+          (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM wait))
+             FROM first_downloads WHERE wait IS NOT NULL) AS median_seconds_to_first_download`);
+    },
+
+    /** Each local day of the window in `timeZone`, days without activity included. */
+    async byDay(tenant: Tenant, window: AnalyticsWindow) {
+      const zone = window.timeZone;
+      return db.any(sql.type(dayRow)`
+        WITH days AS (
+          SELECT generate_series(
+            date_trunc('day', ${window.since.toISOString()}::timestamptz AT TIME ZONE ${zone}),
+            date_trunc('day', (${window.until.toISOString()}::timestamptz - interval '1 millisecond') AT TIME ZONE ${zone}),
+            interval '1 day') AS day
+        ), created AS (
+          SELECT date_trunc('day', t.created_at AT TIME ZONE ${zone}) AS day, count(*) AS n,
+                 coalesce(sum((SELECT sum(f.size) FROM transfer_files f
+                               WHERE f.transfer_id = t.id AND f.upload_state = 'uploaded')), 0) AS bytes
+          FROM transfers t WHERE ${ownTransfers(tenant)} AND ${createdIn(window)} GROUP BY 1
+        ), downloaded AS (
+          SELECT date_trunc('day', d.created_at AT TIME ZONE ${zone}) AS day, count(*) AS n
+          FROM (${downloadsIn(tenant, window)}) d GROUP BY 1
+        )
+        SELECT to_char(days.day, 'YYYY-MM-DD') AS date, coalesce(created.n, 0) AS transfers_created,
+               coalesce(created.bytes, 0) AS bytes_sent, coalesce(downloaded.n, 0) AS downloads
+        FROM days LEFT JOIN created USING (day) LEFT JOIN downloaded USING (day)
+        ORDER BY days.day`);
+    },
+
+    /** Downloads in the window by client address (the country is looked up offline, lib/net/country.ts). */
+    async downloadsByAddress(tenant: Tenant, window: AnalyticsWindow) {
+      return db.any(sql.type(addressRow)`
+        SELECT d.ip_address, count(*) AS downloads FROM (${downloadsIn(tenant, window)}) d GROUP BY d.ip_address`);
+    },
+
+    /** The transfers created in the window, by how far each went. */
+    async funnel(tenant: Tenant, window: AnalyticsWindow) {
+      return db.one(sql.type(funnelRow)`
+        SELECT
+          count(*) AS created,
+          count(*) FILTER (WHERE NOT EXISTS (
+            SELECT 1 FROM transfer_files f WHERE f.transfer_id = t.id AND f.upload_state <> 'uploaded')) AS uploaded,
+          count(*) FILTER (WHERE EXISTS (SELECT 1 FROM transfer_downloads d WHERE d.transfer_id = t.id)) AS first_download,
+          count(*) FILTER (WHERE EXISTS (
+            SELECT 1 FROM transfer_recipients r JOIN recipient_grants g ON g.transfer_recipient_id = r.id
+            WHERE r.transfer_id = t.id AND g.completed_at IS NOT NULL
+              AND (SELECT count(*) FROM recipient_deliveries v WHERE v.grant_id = g.grant_id AND v.completed_at IS NOT NULL)
+                = (SELECT count(*) FROM transfer_files f WHERE f.transfer_id = t.id))) AS all_files_downloaded
+        FROM transfers t WHERE ${ownTransfers(tenant)} AND ${createdIn(window)}`);
+    },
+
+    /** Downloads in the window by ISO weekday (1 Monday … 7 Sunday) and hour, local to `timeZone`. */
+    async heatmap(tenant: Tenant, window: AnalyticsWindow) {
+      const local = sql.fragment`(d.created_at AT TIME ZONE ${window.timeZone})`;
+      return db.any(sql.type(heatmapRow)`
+        SELECT extract(isodow FROM ${local})::int AS weekday, extract(hour FROM ${local})::int AS hour,
+               count(*) AS downloads
+        FROM (${downloadsIn(tenant, window)}) d GROUP BY 1, 2 ORDER BY 1, 2`);
+    },
+
+    async topTransfers(tenant: Tenant, window: AnalyticsWindow, limit: number) {
+      return db.any(sql.type(topTransferRow)`
+        SELECT t.id, t.short_code, t.transfer_title, t.created_at, top.downloads
+        FROM (SELECT d.transfer_id, count(*) AS downloads FROM (${downloadsIn(tenant, window)}) d
+              GROUP BY d.transfer_id) top
+        JOIN transfers t ON t.id = top.transfer_id
+        ORDER BY top.downloads DESC, t.id
+        LIMIT ${limit}`);
+    },
+
+    /** Recipients of the transfers created in the window, by the downloads their personal links completed. */
+    async topRecipients(tenant: Tenant, window: AnalyticsWindow, limit: number) {
+      return db.any(sql.type(topRecipientRow)`
+        SELECT lower(r.email) AS email, count(DISTINCT r.transfer_id) AS transfers,
+               sum(r.downloads_completed) AS downloads
+        FROM transfers t JOIN transfer_recipients r ON r.transfer_id = t.id
+        WHERE ${ownTransfers(tenant)} AND ${createdIn(window)}
+          AND r.workspace_id = ${tenant.workspaceId} AND r.environment = ${tenant.environment}
+        GROUP BY lower(r.email)
+        ORDER BY downloads DESC, email
+        LIMIT ${limit}`);
+    },
+  };
+}
