@@ -121,20 +121,27 @@ export function createAnalyticsQueries(db: CommonQueryMethods) {
         SELECT d.ip_address, count(*) AS downloads FROM (${downloadsIn(tenant, window)}) d GROUP BY d.ip_address`);
     },
 
-    /** The transfers created in the window, by how far each went. */
+    /**
+     * The transfers created in the window, by how far each went: each step counts only transfers
+     * that reached the step before it, so the funnel never widens.
+     */
     async funnel(tenant: Tenant, window: AnalyticsWindow) {
       return db.one(sql.type(funnelRow)`
-        SELECT
-          count(*) AS created,
-          count(*) FILTER (WHERE NOT EXISTS (
-            SELECT 1 FROM transfer_files f WHERE f.transfer_id = t.id AND f.upload_state <> 'uploaded')) AS uploaded,
-          count(*) FILTER (WHERE EXISTS (SELECT 1 FROM transfer_downloads d WHERE d.transfer_id = t.id)) AS first_download,
-          count(*) FILTER (WHERE EXISTS (
-            SELECT 1 FROM transfer_recipients r JOIN recipient_grants g ON g.transfer_recipient_id = r.id
-            WHERE r.transfer_id = t.id AND g.completed_at IS NOT NULL
-              AND (SELECT count(*) FROM recipient_deliveries v WHERE v.grant_id = g.grant_id AND v.completed_at IS NOT NULL)
-                = (SELECT count(*) FROM transfer_files f WHERE f.transfer_id = t.id))) AS all_files_downloaded
-        FROM transfers t WHERE ${ownTransfers(tenant)} AND ${createdIn(window)}`);
+        SELECT count(*) AS created,
+               count(*) FILTER (WHERE uploaded) AS uploaded,
+               count(*) FILTER (WHERE uploaded AND downloaded) AS first_download,
+               count(*) FILTER (WHERE uploaded AND downloaded AND delivered_whole) AS all_files_downloaded
+        FROM (
+          SELECT
+            NOT EXISTS (SELECT 1 FROM transfer_files f WHERE f.transfer_id = t.id AND f.upload_state <> 'uploaded')
+              AS uploaded,
+            EXISTS (SELECT 1 FROM transfer_downloads d WHERE d.transfer_id = t.id) AS downloaded,
+            EXISTS (
+              SELECT 1 FROM transfer_recipients r JOIN recipient_grants g ON g.transfer_recipient_id = r.id
+              WHERE r.transfer_id = t.id AND g.completed_at IS NOT NULL
+                AND (SELECT count(*) FROM recipient_deliveries v WHERE v.grant_id = g.grant_id AND v.completed_at IS NOT NULL)
+                  = (SELECT count(*) FROM transfer_files f WHERE f.transfer_id = t.id)) AS delivered_whole
+          FROM transfers t WHERE ${ownTransfers(tenant)} AND ${createdIn(window)}) reached`);
     },
 
     /** Downloads in the window by ISO weekday (1 Monday … 7 Sunday) and hour, local to `timeZone`. */
