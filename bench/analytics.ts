@@ -13,7 +13,8 @@ import { log, round, startChildApi, timed } from './streaming.ts';
 // (default 1,000,000: each one a `transfer.downloaded` event and its transfer_downloads row) across
 // BENCH_ANALYTICS_TRANSFERS transfers (default 10,000) in one workspace, and a tenth as many in
 // another (noise every query must skip). Rows are generated with SQL (generate_series) straight
-// into the tables the routes read. Each route is called BENCH_ANALYTICS_CALLS times (default 200)
+// into the tables the routes read, in batches of 100,000: the rollups of migration 0036 are kept by
+// their triggers on transfer_downloads, as for every download the API records. Each route is called BENCH_ANALYTICS_CALLS times (default 200)
 // through the API as a child process, p50 and p99 reported, and its answer compared with a plain
 // SQL recomputation from the raw rows, written independently of lib/db/queries/analytics.ts: they
 // must be identical. Then BENCH_LIST_ROWS (default 1,000,000) transfers and audit entries are added

@@ -269,3 +269,30 @@ test("valise analytics prints readable tables, and the API's JSON with --json", 
     await rm(valise.home, { recursive: true, force: true });
   }
 });
+
+test('whole quarters and days come from the rollups, edges from the raw rows: the same numbers either way', async (t) => {
+  // `until` an hour and a half ahead: the downloads above lie in whole quarters (and, past midnight
+  // UTC, possibly whole days) of this window, counted from the rollups.
+  const until = new Date(Date.now() + 90 * 60_000).toISOString();
+  const since = new Date(Date.now() - 2 * 86_400_000).toISOString();
+  const window = `since=${since}&until=${until}&tz=Asia%2FKathmandu`;
+  const [edgeOnly, wide] = [await get('/v1/analytics?tz=Asia%2FKathmandu'), await get(`/v1/analytics?${window}`)];
+  t.is(wide.body.downloads, 5);
+  t.is(edgeOnly.body.downloads, 5);
+  const sum = (days: Array<{ downloads: number }>) => days.reduce((n, d) => n + d.downloads, 0);
+  t.is(sum(wide.body.days), 5);
+  const heat = await get(`/v1/analytics/heatmap?${window}`);
+  t.deepEqual(heat.body.cells, (await get('/v1/analytics/heatmap?tz=Asia%2FKathmandu')).body.cells);
+  const top = await get(`/v1/analytics/top-transfers?${window}`);
+  t.deepEqual(
+    top.body.transfers.map((r: { downloads: number }) => r.downloads),
+    [4, 1],
+  );
+  // A window holding whole UTC days: the transfer-day rollup.
+  const days = `since=${new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 10)}T00:00:00Z&until=${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}T00:00:00Z`;
+  t.deepEqual(
+    (await get(`/v1/analytics/top-transfers?${days}`)).body.transfers.map((r: { downloads: number }) => r.downloads),
+    [4, 1],
+  );
+  t.is((await get(`/v1/analytics?${days}`)).body.downloads, 5);
+});

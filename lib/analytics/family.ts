@@ -1,12 +1,17 @@
 import type { Family } from '../family.ts';
 
-// Analytics own no table: they read the transfers family's rows (docs/analytics.md, "Design"), so
-// they hold no personal data of their own and nothing of theirs needs purging or erasing.
+// Analytics read the transfers family's rows, and keep two rollups of its downloads, maintained by
+// triggers on transfer_downloads in the same transaction (migration 0036, docs/analytics.md,
+// "Design"). They are counts: no address, no person. The purge removes them by their own dates,
+// and a purged transfer's counts are taken off before it goes (analytics_forget_transfer).
 export const analyticsFamily = {
   name: 'analytics',
   openapi: {
     tag: 'analytics',
     description: 'Numbers about transfers and their downloads over a window of time: totals, countries, funnel, hours.',
   },
-  tables: {},
+  tables: {
+    analytics_download_quarters: { scope: { kind: 'tenant' }, personal: [], age: 'quarter' },
+    analytics_transfer_days: { scope: { kind: 'tenant' }, personal: [], age: 'day' },
+  },
 } satisfies Family;

@@ -3,10 +3,12 @@ import { z } from 'zod';
 import type { Tenant } from '../../tenancy.ts';
 import { sql } from '../sql.ts';
 
-// Analytics read the rows Valise already keeps (transfers, their files, downloads and recipients):
-// nothing is copied, so the numbers are never out of step with them (docs/analytics.md, "Design").
-// Every query starts from the tenant's transfers, filtered on workspace and environment; downloads,
-// files and recipients are reached through them.
+// Analytics read the rows Valise already keeps (transfers, their files, downloads and recipients),
+// and, for the counts of downloads over time, the rollups that triggers on transfer_downloads keep
+// in the same transaction as each download (migration 0036, docs/analytics.md, "Design"): whole
+// quarters and days from the rollups, the partial ones at the window's edges from the raw rows.
+// Every query starts from the tenant's rows, filtered on workspace and environment; downloads,
+// files and recipients are reached through the tenant's transfers.
 
 /** A half-open range of time, [since, until), and the IANA zone days and hours are counted in. */
 export type AnalyticsWindow = { since: Date; until: Date; timeZone: string };
@@ -56,18 +58,45 @@ const topRecipientRow = z.object({
   downloads: z.coerce.number().int(),
 });
 
+const QUARTER_MS = 15 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+type Span = { from: Date; to: Date };
+
+/**
+ * The whole units of `unitMs` (aligned on the epoch, as the rollups are) inside the window; empty
+ * (both ends at `until`) when none fits, and then the edges are the whole window.
+ */
+function innerSpan(window: AnalyticsWindow, unitMs: number): Span {
+  const from = Math.ceil(window.since.getTime() / unitMs) * unitMs;
+  const to = Math.floor(window.until.getTime() / unitMs) * unitMs;
+  return from < to ? { from: new Date(from), to: new Date(to) } : { from: window.until, to: window.until };
+}
+
 export function createAnalyticsQueries(db: CommonQueryMethods) {
   const ownTransfers = (tenant: Tenant) =>
     sql.fragment`t.workspace_id = ${tenant.workspaceId} AND t.environment = ${tenant.environment}`;
   const createdIn = (window: AnalyticsWindow) =>
     sql.fragment`t.created_at >= ${window.since.toISOString()} AND t.created_at < ${window.until.toISOString()}`;
-  const downloadedIn = (window: AnalyticsWindow) =>
-    sql.fragment`d.created_at >= ${window.since.toISOString()} AND d.created_at < ${window.until.toISOString()}`;
-  // Downloads in the window, of the tenant's transfers whenever created.
-  const downloadsIn = (tenant: Tenant, window: AnalyticsWindow) => sql.fragment`
+  // Downloads of the tenant's transfers (whenever created) in [from, to): the raw rows.
+  const downloadsBetween = (tenant: Tenant, from: Date, to: Date) => sql.fragment`
     SELECT d.transfer_id, d.ip_address, d.created_at FROM transfers t
     JOIN transfer_downloads d ON d.transfer_id = t.id
-    WHERE ${ownTransfers(tenant)} AND ${downloadedIn(window)}`;
+    WHERE ${ownTransfers(tenant)} AND d.created_at >= ${from.toISOString()} AND d.created_at < ${to.toISOString()}`;
+  const downloadsIn = (tenant: Tenant, window: AnalyticsWindow) => downloadsBetween(tenant, window.since, window.until);
+  // The window's downloads as (at, downloads): whole rollup units inside it (quarters or UTC days,
+  // migration 0036), and the raw rows of the partial units at its edges, each at its own instant.
+  const edges = (tenant: Tenant, window: AnalyticsWindow, inner: Span) => sql.fragment`
+    SELECT * FROM (${downloadsBetween(tenant, window.since, inner.from)}) head
+    UNION ALL SELECT * FROM (${downloadsBetween(tenant, inner.to, window.until)}) tail`;
+  const quarterStamps = (tenant: Tenant, window: AnalyticsWindow) => {
+    const inner = innerSpan(window, QUARTER_MS);
+    return sql.fragment`
+      SELECT q.quarter AS at, q.downloads FROM analytics_download_quarters q
+      WHERE q.workspace_id = ${tenant.workspaceId} AND q.environment = ${tenant.environment}
+        AND q.quarter >= ${inner.from.toISOString()} AND q.quarter < ${inner.to.toISOString()}
+      UNION ALL SELECT e.created_at, 1 FROM (${edges(tenant, window, inner)}) e`;
+  };
 
   return {
     async totals(tenant: Tenant, window: AnalyticsWindow) {
@@ -82,7 +111,7 @@ export function createAnalyticsQueries(db: CommonQueryMethods) {
           (SELECT count(*) FROM created) AS transfers_created,
           (SELECT coalesce(sum(f.size), 0) FROM created c JOIN transfer_files f ON f.transfer_id = c.id
             WHERE f.upload_state = 'uploaded') AS bytes_sent,
-          (SELECT count(*) FROM (${downloadsIn(tenant, window)}) d) AS downloads,
+          (SELECT coalesce(sum(s.downloads), 0) FROM (${quarterStamps(tenant, window)}) s) AS downloads,
           (SELECT count(DISTINCT address) FROM (
              SELECT lower(r.email) AS address FROM created c JOIN transfer_recipients r ON r.transfer_id = c.id
              UNION ALL SELECT lower(c.recipient) FROM created c WHERE c.recipient IS NOT NULL) a) AS unique_recipients,
@@ -106,8 +135,8 @@ export function createAnalyticsQueries(db: CommonQueryMethods) {
                                WHERE f.transfer_id = t.id AND f.upload_state = 'uploaded')), 0) AS bytes
           FROM transfers t WHERE ${ownTransfers(tenant)} AND ${createdIn(window)} GROUP BY 1
         ), downloaded AS (
-          SELECT date_trunc('day', d.created_at AT TIME ZONE ${zone}) AS day, count(*) AS n
-          FROM (${downloadsIn(tenant, window)}) d GROUP BY 1
+          SELECT date_trunc('day', s.at AT TIME ZONE ${zone}) AS day, sum(s.downloads) AS n
+          FROM (${quarterStamps(tenant, window)}) s GROUP BY 1
         )
         SELECT to_char(days.day, 'YYYY-MM-DD') AS date, coalesce(created.n, 0) AS transfers_created,
                coalesce(created.bytes, 0) AS bytes_sent, coalesce(downloaded.n, 0) AS downloads
@@ -146,18 +175,23 @@ export function createAnalyticsQueries(db: CommonQueryMethods) {
 
     /** Downloads in the window by ISO weekday (1 Monday … 7 Sunday) and hour, local to `timeZone`. */
     async heatmap(tenant: Tenant, window: AnalyticsWindow) {
-      const local = sql.fragment`(d.created_at AT TIME ZONE ${window.timeZone})`;
+      const local = sql.fragment`(s.at AT TIME ZONE ${window.timeZone})`;
       return db.any(sql.type(heatmapRow)`
         SELECT extract(isodow FROM ${local})::int AS weekday, extract(hour FROM ${local})::int AS hour,
-               count(*) AS downloads
-        FROM (${downloadsIn(tenant, window)}) d GROUP BY 1, 2 ORDER BY 1, 2`);
+               sum(s.downloads) AS downloads
+        FROM (${quarterStamps(tenant, window)}) s GROUP BY 1, 2 ORDER BY 1, 2`);
     },
 
     async topTransfers(tenant: Tenant, window: AnalyticsWindow, limit: number) {
+      const days = innerSpan(window, DAY_MS);
       return db.any(sql.type(topTransferRow)`
         SELECT t.id, t.short_code, t.transfer_title, t.created_at, top.downloads
-        FROM (SELECT d.transfer_id, count(*) AS downloads FROM (${downloadsIn(tenant, window)}) d
-              GROUP BY d.transfer_id) top
+        FROM (SELECT s.transfer_id, sum(s.downloads) AS downloads FROM (
+                SELECT r.transfer_id, r.downloads FROM analytics_transfer_days r
+                WHERE r.workspace_id = ${tenant.workspaceId} AND r.environment = ${tenant.environment}
+                  AND r.day >= ${days.from.toISOString()} AND r.day < ${days.to.toISOString()}
+                UNION ALL SELECT e.transfer_id, 1 FROM (${edges(tenant, window, days)}) e) s
+              GROUP BY s.transfer_id) top
         JOIN transfers t ON t.id = top.transfer_id
         ORDER BY top.downloads DESC, t.id
         LIMIT ${limit}`);
