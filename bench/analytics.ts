@@ -326,6 +326,8 @@ async function main() {
       '|---|---:|---:|---|',
       ...rows.map((r) => `| ${r.route} | ${r.p50_ms} | ${r.p99_ms} | ${r.identical} |`),
     ].join('\n');
+    // Printed before the clean-up, which may take minutes with a million rows to delete.
+    console.log(markdown);
     return {
       startedAt,
       report: {
@@ -340,12 +342,17 @@ async function main() {
     await stopApi?.();
     log('deleting the bench workspaces…');
     for (const workspace of [measured, noise]) {
-      await db.query(sql.typeAlias('void')`DELETE FROM workspaces WHERE id = ${workspace.workspace_id}`);
+      // Millions of rows cascade: past the pool's statement timeout.
+      await db
+        .transaction(async (tx) => {
+          await tx.query(sql.typeAlias('void')`SET LOCAL statement_timeout = 0`);
+          await tx.query(sql.typeAlias('void')`DELETE FROM workspaces WHERE id = ${workspace.workspace_id}`);
+        })
+        .catch((error: unknown) => log(`could not delete workspace ${workspace.workspace_id}: ${String(error)}`));
     }
     await db.end();
   }
 }
 
 const { startedAt, report } = await main();
-console.log(report.markdown);
 log(`wrote ${writeResults('analytics', startedAt, report)}`);

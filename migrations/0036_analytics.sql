@@ -23,6 +23,19 @@ CREATE TABLE analytics_transfer_days (
   PRIMARY KEY (workspace_id, environment, day, transfer_id)
 );
 
+-- Each downloaded transfer's first download, for the time to first download and the funnel.
+CREATE TABLE analytics_first_downloads (
+  transfer_id uuid PRIMARY KEY,
+  workspace_id uuid NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+  environment environment NOT NULL,
+  first_download_at timestamptz NOT NULL
+);
+CREATE INDEX analytics_first_downloads_tenant ON analytics_first_downloads (workspace_id, environment);
+
+-- The partial quarters and days at a window's edges are counted from the raw rows: by time first,
+-- then by transfer, rather than probing every transfer of the tenant.
+CREATE INDEX transfer_downloads_by_time ON transfer_downloads (created_at);
+
 CREATE FUNCTION analytics_quarter(at timestamptz) RETURNS timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT to_timestamp(floor(extract(epoch FROM at) / 900) * 900) $$;
@@ -47,6 +60,11 @@ BEGIN
   FROM new_rows n JOIN transfers t ON t.id = n.transfer_id
   GROUP BY 1, 2, 3, 4
   ON CONFLICT (workspace_id, environment, day, transfer_id) DO UPDATE SET downloads = d.downloads + EXCLUDED.downloads;
+  INSERT INTO analytics_first_downloads AS f (transfer_id, workspace_id, environment, first_download_at)
+  SELECT n.transfer_id, t.workspace_id, t.environment, min(n.created_at)
+  FROM new_rows n JOIN transfers t ON t.id = n.transfer_id
+  GROUP BY 1, 2, 3
+  ON CONFLICT (transfer_id) DO UPDATE SET first_download_at = least(f.first_download_at, EXCLUDED.first_download_at);
   RETURN NULL;
 END
 $$;
@@ -67,6 +85,14 @@ BEGIN
         FROM old_rows o JOIN transfers t ON t.id = o.transfer_id GROUP BY 1, 2, 3, 4) gone
   WHERE d.workspace_id = gone.workspace_id AND d.environment = gone.environment AND d.day = gone.day
     AND d.transfer_id = gone.transfer_id;
+  -- The first download of a transfer that lost some: read again from what is left.
+  UPDATE analytics_first_downloads f
+  SET first_download_at = coalesce((SELECT min(d.created_at) FROM transfer_downloads d WHERE d.transfer_id = f.transfer_id),
+                                   f.first_download_at)
+  WHERE f.transfer_id IN (SELECT o.transfer_id FROM old_rows o);
+  DELETE FROM analytics_first_downloads f
+  WHERE f.transfer_id IN (SELECT o.transfer_id FROM old_rows o)
+    AND NOT EXISTS (SELECT 1 FROM transfer_downloads d WHERE d.transfer_id = f.transfer_id);
   RETURN NULL;
 END
 $$;
@@ -87,6 +113,7 @@ BEGIN
   WHERE q.workspace_id = OLD.workspace_id AND q.environment = OLD.environment AND q.quarter = gone.quarter;
   DELETE FROM analytics_transfer_days d
   WHERE d.workspace_id = OLD.workspace_id AND d.environment = OLD.environment AND d.transfer_id = OLD.id;
+  DELETE FROM analytics_first_downloads f WHERE f.transfer_id = OLD.id;
   RETURN OLD;
 END
 $$;
@@ -105,3 +132,6 @@ FROM transfer_downloads d JOIN transfers t ON t.id = d.transfer_id GROUP BY 1, 2
 INSERT INTO analytics_transfer_days (workspace_id, environment, day, transfer_id, downloads)
 SELECT t.workspace_id, t.environment, analytics_utc_day(d.created_at), d.transfer_id, count(*)
 FROM transfer_downloads d JOIN transfers t ON t.id = d.transfer_id GROUP BY 1, 2, 3, 4;
+INSERT INTO analytics_first_downloads (transfer_id, workspace_id, environment, first_download_at)
+SELECT d.transfer_id, t.workspace_id, t.environment, min(d.created_at)
+FROM transfer_downloads d JOIN transfers t ON t.id = d.transfer_id GROUP BY 1, 2, 3;

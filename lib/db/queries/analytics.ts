@@ -104,8 +104,9 @@ export function createAnalyticsQueries(db: CommonQueryMethods) {
         WITH created AS (
           SELECT t.id, t.created_at, t.recipient FROM transfers t WHERE ${ownTransfers(tenant)} AND ${createdIn(window)}
         ), first_downloads AS (
-          SELECT c.id, (SELECT min(d.created_at) FROM transfer_downloads d WHERE d.transfer_id = c.id) - c.created_at AS wait
-          FROM created c
+          SELECT c.id, f.first_download_at - c.created_at AS wait
+          FROM created c LEFT JOIN analytics_first_downloads f ON f.transfer_id = c.id
+            AND f.workspace_id = ${tenant.workspaceId} AND f.environment = ${tenant.environment}
         )
         SELECT
           (SELECT count(*) FROM created) AS transfers_created,
@@ -164,13 +165,16 @@ export function createAnalyticsQueries(db: CommonQueryMethods) {
           SELECT
             NOT EXISTS (SELECT 1 FROM transfer_files f WHERE f.transfer_id = t.id AND f.upload_state <> 'uploaded')
               AS uploaded,
-            EXISTS (SELECT 1 FROM transfer_downloads d WHERE d.transfer_id = t.id) AS downloaded,
+            f.transfer_id IS NOT NULL AS downloaded,
             EXISTS (
               SELECT 1 FROM transfer_recipients r JOIN recipient_grants g ON g.transfer_recipient_id = r.id
               WHERE r.transfer_id = t.id AND g.completed_at IS NOT NULL
                 AND (SELECT count(*) FROM recipient_deliveries v WHERE v.grant_id = g.grant_id AND v.completed_at IS NOT NULL)
                   = (SELECT count(*) FROM transfer_files f WHERE f.transfer_id = t.id)) AS delivered_whole
-          FROM transfers t WHERE ${ownTransfers(tenant)} AND ${createdIn(window)}) reached`);
+          FROM transfers t
+          LEFT JOIN analytics_first_downloads f ON f.transfer_id = t.id
+            AND f.workspace_id = ${tenant.workspaceId} AND f.environment = ${tenant.environment}
+          WHERE ${ownTransfers(tenant)} AND ${createdIn(window)}) reached`);
     },
 
     /** Downloads in the window by ISO weekday (1 Monday … 7 Sunday) and hour, local to `timeZone`. */
