@@ -6,6 +6,7 @@ import { onPostAuth } from './extensions/guard.ts';
 import { onPreHandler } from './extensions/idempotency.ts';
 import { onRequest } from './extensions/request-context.ts';
 import { onPreResponse } from './extensions/respond.ts';
+import { analyticsPlugin } from './plugins/analytics/index.ts';
 import { apiKeysPlugin } from './plugins/api-keys/index.ts';
 import { auditPlugin } from './plugins/audit/index.ts';
 import { billingPlugin } from './plugins/billing/index.ts';
@@ -86,6 +87,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     gdprPlugin,
     scimPlugin,
     billingPlugin,
+    analyticsPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their
   // routes bound themselves (idle and request timeouts, docs/transfers.md). JSON routes are

@@ -1,3 +1,4 @@
+import { analyticsFamily } from './analytics/family.ts';
 import { apiKeysFamily } from './api-keys/family.ts';
 import { auditFamily } from './audit/family.ts';
 import { billingFamily } from './billing/family.ts';
@@ -34,6 +35,7 @@ export const FAMILIES: readonly Family[] = [
   gdprFamily,
   scimFamily,
   billingFamily,
+  analyticsFamily,
 ];
 
 /** Every family's stored files, for the sweeper. */

@@ -15,7 +15,7 @@ import type { PurgeSandboxResult } from '../workflows/purgeSandbox.ts';
 import { type ApiResponse, eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { uniqueAddress } from './helpers/mail.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
-import { content, createTransfer, put, waitForTransfer } from './helpers/transfers.ts';
+import { content, createTransfer, links, put, waitForTransfer } from './helpers/transfers.ts';
 
 // The spec's "svc_sandbox_: Isolated sandbox, auto-purged after 24 hours", end to end: data in
 // every family made through the API in all three environments of one workspace, the sandbox's
@@ -81,6 +81,8 @@ async function makeEverything(key: string) {
   });
   for (const entry of created.upload_urls) await put(entry.url, data);
   await waitForTransfer(api, key, created.transfer.id, (row) => row.status === 'active');
+  // A counted download: the analytics rollups (migration 0036) get rows too.
+  await ok(links(api, created.transfer.short_code), 200, 'download');
   const folder = await ok(call('POST', '/v1/folders', { name: 'Folder' }), 201, 'folder');
   await ok(call('PUT', `/v1/transfers/${created.transfer.id}/folder`, { folder_id: folder.id }), 200, 'into folder');
   await ok(call('POST', '/v1/collections', { title: 'Set', transfer_ids: [created.transfer.id] }), 201, 'collection');

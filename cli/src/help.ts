@@ -43,6 +43,7 @@ Account
   listen --forward-to URL          Verify webhook signatures locally and forward them
   audit                 The audit log  --action A --resource-type T --since T --until T
   audit export|verify   Export it (--format csv, --output FILE), verify its hash chain
+  analytics [summary|geo|funnel|heatmap|top-transfers|top-recipients]   Numbers  --since T --until T --tz ZONE --limit N
   legal documents|accept SLUG      Valise's legal documents; accept the current version
   gdpr export [--user ID] [-o FILE]   Export what Valise holds (waits, then downloads the JSON)
   gdpr acceptances      Your acceptance of each legal document

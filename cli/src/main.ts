@@ -1,5 +1,6 @@
 import { ConnectionError, ValiseError } from '../../sdk/src/index.ts';
 import { describeApiError, exitCodeFor } from './api-errors.ts';
+import { analytics } from './commands/analytics.ts';
 import { archive } from './commands/archive.ts';
 import { audit } from './commands/audit.ts';
 import { billing } from './commands/billing.ts';
@@ -40,6 +41,7 @@ const COMMANDS: Record<string, Command> = {
   webhooks,
   listen,
   audit,
+  analytics,
   scim,
   collections,
   recipients,

@@ -1,4 +1,5 @@
 import { HttpClient, type ValiseOptions } from './client.ts';
+import { Analytics } from './resources/analytics.ts';
 import { ApiKeys } from './resources/api-keys.ts';
 import { Audit } from './resources/audit.ts';
 import { Billing } from './resources/billing.ts';
@@ -36,6 +37,7 @@ export class Valise {
   readonly intakes: Intakes;
   readonly folders: Folders;
   readonly audit: Audit;
+  readonly analytics: Analytics;
   readonly meta: Meta;
   readonly collections: Collections;
   readonly recipients: Recipients;
@@ -56,6 +58,7 @@ export class Valise {
     this.intakes = new Intakes(http);
     this.folders = new Folders(http);
     this.audit = new Audit(http);
+    this.analytics = new Analytics(http);
     this.meta = new Meta(http);
     this.collections = new Collections(http);
     this.recipients = new Recipients(http);
@@ -109,6 +112,16 @@ export {
 export type { EventDataByType } from './generated/events.ts';
 export { OPENAPI_VERSION, type Paths, REQUEST_ENUMS } from './generated/openapi.ts';
 export { type ListEnvelope, Page, PageRequest } from './pagination.ts';
+export type {
+  AnalyticsFunnel,
+  AnalyticsGeo,
+  AnalyticsHeatmap,
+  AnalyticsSummary,
+  AnalyticsTopParams,
+  AnalyticsTopRecipients,
+  AnalyticsTopTransfers,
+  AnalyticsWindowParams,
+} from './resources/analytics.ts';
 export { invitationToken, type PutCoffreItemParams } from './resources/coffres.ts';
 export type { SendToIntakeParams } from './resources/intakes.ts';
 export { EXCLUDED_OPERATIONS, ROUTES, type RouteName } from './routes.ts';

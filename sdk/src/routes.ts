@@ -80,6 +80,13 @@ export const ROUTES = {
   'audit.export': 'GET /v1/audit/export',
   'audit.verify': 'GET /v1/audit/verify',
 
+  'analytics.summary': 'GET /v1/analytics',
+  'analytics.geo': 'GET /v1/analytics/geo',
+  'analytics.funnel': 'GET /v1/analytics/funnel',
+  'analytics.heatmap': 'GET /v1/analytics/heatmap',
+  'analytics.topTransfers': 'GET /v1/analytics/top-transfers',
+  'analytics.topRecipients': 'GET /v1/analytics/top-recipients',
+
   'scim.createToken': 'POST /v1/scim/tokens',
   'scim.listTokens': 'GET /v1/scim/tokens',
   'scim.revokeToken': 'DELETE /v1/scim/tokens/{id}',

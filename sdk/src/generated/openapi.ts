@@ -30,6 +30,150 @@ export type ScimErrorSchema = {
  * and the success `response` (200 or 201). `unknown` where the route declares no schema.
  */
 export interface Paths {
+  '/v1/analytics': {
+    /** Totals and days over a window */
+    get: {
+      query: {
+        since?: string;
+        until?: string;
+        tz?: string;
+      };
+      response: {
+        object: 'analytics_summary';
+        since: string;
+        until: string;
+        tz: string;
+        transfers_created: number;
+        bytes_sent: number;
+        downloads: number;
+        unique_recipients: number;
+        completion_rate: number | null;
+        median_seconds_to_first_download: number | null;
+        days: Array<{
+          date: string;
+          transfers_created: number;
+          bytes_sent: number;
+          downloads: number;
+        }>;
+      };
+      scope: 'analytics:read';
+    };
+  };
+  '/v1/analytics/funnel': {
+    /** The transfer funnel */
+    get: {
+      query: {
+        since?: string;
+        until?: string;
+        tz?: string;
+      };
+      response: {
+        object: 'analytics_funnel';
+        since: string;
+        until: string;
+        tz: string;
+        steps: Array<{
+          step: 'created' | 'uploaded' | 'first_download' | 'all_files_downloaded';
+          count: number;
+          conversion: number | null;
+          overall: number | null;
+        }>;
+      };
+      scope: 'analytics:read';
+    };
+  };
+  '/v1/analytics/geo': {
+    /** Downloads and visitors by country */
+    get: {
+      query: {
+        since?: string;
+        until?: string;
+        tz?: string;
+      };
+      response: {
+        object: 'analytics_geo';
+        since: string;
+        until: string;
+        tz: string;
+        countries: Array<{
+          country_code: string | null;
+          downloads: number;
+          visitors: number;
+        }>;
+      };
+      scope: 'analytics:read';
+    };
+  };
+  '/v1/analytics/heatmap': {
+    /** Downloads by weekday and hour */
+    get: {
+      query: {
+        since?: string;
+        until?: string;
+        tz?: string;
+      };
+      response: {
+        object: 'analytics_heatmap';
+        since: string;
+        until: string;
+        tz: string;
+        cells: Array<{
+          weekday: number;
+          hour: number;
+          downloads: number;
+        }>;
+      };
+      scope: 'analytics:read';
+    };
+  };
+  '/v1/analytics/top-recipients': {
+    /** The recipients who downloaded most */
+    get: {
+      query: {
+        since?: string;
+        until?: string;
+        tz?: string;
+        limit?: number;
+      };
+      response: {
+        object: 'analytics_top_recipients';
+        since: string;
+        until: string;
+        tz: string;
+        recipients: Array<{
+          email: string;
+          transfers: number;
+          downloads: number;
+        }>;
+      };
+      scope: 'analytics:read';
+    };
+  };
+  '/v1/analytics/top-transfers': {
+    /** The most downloaded transfers */
+    get: {
+      query: {
+        since?: string;
+        until?: string;
+        tz?: string;
+        limit?: number;
+      };
+      response: {
+        object: 'analytics_top_transfers';
+        since: string;
+        until: string;
+        tz: string;
+        transfers: Array<{
+          id: string;
+          short_code: string;
+          transfer_title: string | null;
+          created_at: string;
+          downloads: number;
+        }>;
+      };
+      scope: 'analytics:read';
+    };
+  };
   '/v1/api-keys': {
     /** List API keys */
     get: {
@@ -4738,6 +4882,12 @@ export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/transfers/{id}',
   'DELETE /v1/transfers/{id}/folder',
   'DELETE /v1/webhooks',
+  'GET /v1/analytics',
+  'GET /v1/analytics/funnel',
+  'GET /v1/analytics/geo',
+  'GET /v1/analytics/heatmap',
+  'GET /v1/analytics/top-recipients',
+  'GET /v1/analytics/top-transfers',
   'GET /v1/api-keys',
   'GET /v1/api-keys/{id}',
   'GET /v1/archives/{token}',
