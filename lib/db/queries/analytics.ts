@@ -59,8 +59,7 @@ const topRecipientRow = z.object({
 });
 
 const QUARTER_MS = 15 * 60 * 1000;
-const HOUR_MS = 60 * 60 * 1000;
-const DAY_MS = 24 * HOUR_MS;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 type Span = { from: Date; to: Date };
 
@@ -196,29 +195,15 @@ export function createAnalyticsQueries(db: CommonQueryMethods) {
         FROM (${quarterStamps(tenant, window)}) s GROUP BY 1, 2 ORDER BY 1, 2`);
     },
 
-    /**
-     * Whole UTC days from the per-day rollup, whole hours of the partial days at the edges from the
-     * per-hour one (migration 0039), and only the partial hours from the raw rows.
-     */
     async topTransfers(tenant: Tenant, window: AnalyticsWindow, limit: number) {
       const days = innerSpan(window, DAY_MS);
-      const hours = innerSpan(window, HOUR_MS);
-      const ownHours = (from: Date, to: Date) => sql.fragment`
-        SELECT h.transfer_id, h.downloads FROM analytics_transfer_hours h
-        WHERE h.workspace_id = ${tenant.workspaceId} AND h.environment = ${tenant.environment}
-          AND h.hour >= ${from.toISOString()} AND h.hour < ${to.toISOString()}`;
-      // With no whole day inside, the days' span sits at the window's end: the hours cover all of it.
-      const headHoursTo = days.from < days.to ? days.from : hours.to;
-      const tailHoursFrom = days.from < days.to ? days.to : hours.to;
       return db.any(sql.type(topTransferRow)`
         SELECT t.id, t.short_code, t.transfer_title, t.created_at, top.downloads
         FROM (SELECT s.transfer_id, sum(s.downloads) AS downloads FROM (
                 SELECT r.transfer_id, r.downloads FROM analytics_transfer_days r
                 WHERE r.workspace_id = ${tenant.workspaceId} AND r.environment = ${tenant.environment}
                   AND r.day >= ${days.from.toISOString()} AND r.day < ${days.to.toISOString()}
-                UNION ALL ${ownHours(hours.from, headHoursTo)}
-                UNION ALL ${ownHours(tailHoursFrom, hours.to)}
-                UNION ALL SELECT e.transfer_id, 1 FROM (${edges(tenant, window, hours)}) e) s
+                UNION ALL SELECT e.transfer_id, 1 FROM (${edges(tenant, window, days)}) e) s
               GROUP BY s.transfer_id) top
         JOIN transfers t ON t.id = top.transfer_id
         ORDER BY top.downloads DESC, t.id
