@@ -3,7 +3,7 @@ import test from 'ava';
 import { startApi, type TestApi } from './helpers/api.ts';
 
 // No page promises what the code does not do: every route the docs name (`GET /v1/…`) is a route
-// the server has, unless the docs say it is planned, right after it: `GET /v1/analytics` (planned).
+// the server has, unless the docs say it is planned, right after it: `GET /v1/mcp/tokens` (planned).
 
 const DOCS = new URL('../docs/', import.meta.url);
 const MENTION = /\b(GET|POST|PUT|PATCH|DELETE|HEAD)\s+`?(\/v1\/[^\s`),;?#]*)/g;
