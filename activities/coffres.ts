@@ -152,8 +152,9 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
     },
 
     async loadCoffreExpiry(coffreId: string): Promise<{ status: string; expiresAt: string | null }> {
-      // Started inside the creating (or updating) transaction: not found yet is retryable.
-      const coffre = await coffres.findById(coffreId);
+      // Started or signalled inside the creating (or updating) transaction: not found yet is
+      // retryable, and a change not yet committed is waited for, not read past.
+      const coffre = await coffres.findCommitted(coffreId);
       if (!coffre) throw ApplicationFailure.retryable(`vault ${coffreId} is not visible yet`, 'NotVisibleYet');
       return { status: coffre.status, expiresAt: coffre.expires_at?.toISOString() ?? null };
     },

@@ -166,8 +166,9 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
     },
 
     async loadIntakeExpiry(intakeId: string): Promise<{ status: IntakeRow['status']; expiresAt: string | null }> {
-      // Started inside the creating (or updating) transaction: not found yet is retryable.
-      const intake = await intakes.findById(intakeId);
+      // Started or signalled inside the creating (or updating) transaction: not found yet is
+      // retryable, and a change not yet committed is waited for, not read past.
+      const intake = await intakes.findCommitted(intakeId);
       if (!intake) throw ApplicationFailure.retryable(`intake ${intakeId} is not visible yet`, 'NotVisibleYet');
       return { status: intake.status, expiresAt: intake.expires_at?.toISOString() ?? null };
     },

@@ -347,6 +347,24 @@ test('an expired invitation is 410; so is a vault past its expiry, whose items a
   );
 });
 
+test('an expiry moved inside a transaction that commits late is the one the vault keeps', async (t) => {
+  // The API signals the vault's workflow from inside the updating transaction (a failed signal
+  // rolls the change back), so the workflow may read the row before the commit: it must wait for
+  // the commit, not sleep on the old expiry. Here the commit comes 2 s after the signal.
+  const coffre = await newCoffre({ expires_at: new Date(Date.now() + 3_600_000).toISOString() });
+  await api.services.db.transaction(async (tx) => {
+    await tx.query(sql.unsafe`
+      UPDATE coffres SET expires_at = now() + interval '4 seconds' WHERE id = ${coffre.id}`);
+    await api.services.workflows.coffres.watchExpiry(coffre.id);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  });
+  await eventually(async () => {
+    const got = await call('GET', `/v1/coffres/${coffre.id}`);
+    return got.body.status === 'expired' ? true : undefined;
+  }, 30_000);
+  t.pass();
+});
+
 test('deleting an item or the vault shreds it: keys at once, blobs after; links stop working', async (t) => {
   const coffre = await newCoffre();
   const first = await ownerItem(coffre.id, 'one.bin', content(1024, MARKER));

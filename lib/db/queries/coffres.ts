@@ -146,6 +146,14 @@ export function createCoffreQueries(db: CommonQueryMethods) {
         WHERE c.id = ${id} AND ${inTenant(tenant, 'c')} AND c.status <> 'deleted' ${lock(forUpdate)}`);
     },
 
+    /**
+     * The vault as its latest writer leaves it: waits for a transaction changing it to commit (a
+     * shared lock), so a workflow told of a change from inside that transaction reads the change.
+     */
+    async findCommitted(id: string): Promise<CoffreRow | null> {
+      return db.maybeOne(sql.type(coffreRow)`SELECT ${coffreColumns} FROM coffres c WHERE c.id = ${id} FOR SHARE OF c`);
+    },
+
     async findById(id: string, forUpdate = false): Promise<CoffreRow | null> {
       return db.maybeOne(
         sql.type(coffreRow)`SELECT ${coffreColumns} FROM coffres c WHERE c.id = ${id} ${lock(forUpdate)}`,

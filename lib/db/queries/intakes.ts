@@ -195,6 +195,14 @@ export function createIntakeQueries(db: CommonQueryMethods) {
         ${forUpdate ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
     },
 
+    /**
+     * The intake as its latest writer leaves it: waits for a transaction changing it to commit (a
+     * shared lock), so a workflow told of a change from inside that transaction reads the change.
+     */
+    async findCommitted(id: string): Promise<IntakeRow | null> {
+      return db.maybeOne(sql.type(intakeRow)`SELECT ${intakeColumns} FROM intakes WHERE id = ${id} FOR SHARE`);
+    },
+
     async findById(id: string, forUpdate = false): Promise<IntakeRow | null> {
       return db.maybeOne(sql.type(intakeRow)`
         SELECT ${intakeColumns} FROM intakes WHERE id = ${id} ${forUpdate ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
