@@ -1,13 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
-import { deriveKey } from '../lib/crypto/secrets.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
 import { sql } from '../lib/db/sql.ts';
 import { countryOf } from '../lib/net/country.ts';
-import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
 import { runContext, writeResults } from './results.ts';
 import { log, round, startChildApi, timed } from './streaming.ts';
+import { type BenchWorkspace, createBenchWorkspaces, deleteBenchWorkspaces } from './workspaces.ts';
 
 // The analytics routes (docs/analytics.md) over BENCH_ANALYTICS_DOWNLOADS counted downloads
 // (default 1,000,000: each one a `transfer.downloaded` event and its transfer_downloads row) across
@@ -30,7 +28,7 @@ const BATCH = 100_000;
 const DAY_MS = 86_400_000;
 
 type Db = Awaited<ReturnType<typeof createDatabasePool>>;
-type Workspace = Awaited<ReturnType<typeof bootstrapWorkspace>>;
+type Workspace = BenchWorkspace;
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
@@ -252,16 +250,7 @@ async function main() {
   const startedAt = new Date();
   const config = loadConfig();
   const db = await createDatabasePool(config.database.url, 2);
-  const run = randomBytes(4).toString('hex');
-  const keys = { apiKeyPepper: deriveKey(config.secret, 'api-key-hash'), seal: deriveKey(config.secret, 'seal') };
-  const measured = await bootstrapWorkspace(db, keys, {
-    workspaceName: 'Bench analytics',
-    ownerEmail: `bench-analytics-${run}@example.com`,
-  });
-  const noise = await bootstrapWorkspace(db, keys, {
-    workspaceName: 'Bench analytics noise',
-    ownerEmail: `bench-analytics-noise-${run}@example.com`,
-  });
+  const { run, measured, noise } = await createBenchWorkspaces(db, config, 'analytics');
   let stopApi: (() => Promise<void>) | null = null;
   try {
     log(`generating ${TRANSFERS} transfers and ${DOWNLOADS} downloads, and a tenth as many elsewhere…`);
@@ -340,16 +329,7 @@ async function main() {
     };
   } finally {
     await stopApi?.();
-    log('deleting the bench workspaces…');
-    for (const workspace of [measured, noise]) {
-      // Millions of rows cascade: past the pool's statement timeout.
-      await db
-        .transaction(async (tx) => {
-          await tx.query(sql.typeAlias('void')`SET LOCAL statement_timeout = 0`);
-          await tx.query(sql.typeAlias('void')`DELETE FROM workspaces WHERE id = ${workspace.workspace_id}`);
-        })
-        .catch((error: unknown) => log(`could not delete workspace ${workspace.workspace_id}: ${String(error)}`));
-    }
+    await deleteBenchWorkspaces(db, [measured, noise]);
     await db.end();
   }
 }

@@ -1,14 +1,12 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { loadConfig } from '../lib/config.ts';
-import { deriveKey } from '../lib/crypto/secrets.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
 import { sql } from '../lib/db/sql.ts';
-import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
 import { runContext, writeResults } from './results.ts';
 import { log, mib, type Row, round, row, sampled, startChildApi, timed } from './streaming.ts';
+import { createBenchWorkspaces, deleteBenchWorkspaces } from './workspaces.ts';
 
 // GET /v1/audit/export over a large audit log (docs/audit.md, "Export"): BENCH_AUDIT_ENTRIES
 // entries (default 1,000,000) in one workspace's live chain, inserted through the chaining trigger,
@@ -63,16 +61,7 @@ async function main() {
   const startedAt = new Date();
   const config = loadConfig();
   const db = await createDatabasePool(config.database.url, 2);
-  const run = randomBytes(4).toString('hex');
-  const keys = { apiKeyPepper: deriveKey(config.secret, 'api-key-hash'), seal: deriveKey(config.secret, 'seal') };
-  const measured = await bootstrapWorkspace(db, keys, {
-    workspaceName: 'Bench audit export',
-    ownerEmail: `bench-audit-${run}@example.com`,
-  });
-  const noise = await bootstrapWorkspace(db, keys, {
-    workspaceName: 'Bench audit noise',
-    ownerEmail: `bench-audit-noise-${run}@example.com`,
-  });
+  const { measured, noise } = await createBenchWorkspaces(db, config, 'audit export');
   let stopApi: (() => Promise<void>) | null = null;
   try {
     const insert = async (workspaceId: string, userId: string, count: number) => {
@@ -165,10 +154,7 @@ async function main() {
     };
   } finally {
     await stopApi?.();
-    log('deleting the bench workspaces…');
-    for (const workspace of [measured, noise]) {
-      await db.query(sql.typeAlias('void')`DELETE FROM workspaces WHERE id = ${workspace.workspace_id}`);
-    }
+    await deleteBenchWorkspaces(db, [measured, noise]);
     await db.end();
   }
 }
