@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { CommonQueryMethods } from 'slonik';
 import { loadConfig } from '../lib/config.ts';
 import { createDatabasePool } from '../lib/db/pool.ts';
 import { sql } from '../lib/db/sql.ts';
@@ -11,20 +12,26 @@ import { type BenchWorkspace, createBenchWorkspaces, deleteBenchWorkspaces } fro
 // (default 1,000,000: each one a `transfer.downloaded` event and its transfer_downloads row) across
 // BENCH_ANALYTICS_TRANSFERS transfers (default 10,000) in one workspace, and a tenth as many in
 // another (noise every query must skip). Rows are generated with SQL (generate_series) straight
-// into the tables the routes read, in batches of 100,000: the rollups of migration 0036 are kept by
-// their triggers on transfer_downloads, as for every download the API records. Each route is called BENCH_ANALYTICS_CALLS times (default 200)
-// through the API as a child process, p50 and p99 reported, and its answer compared with a plain
-// SQL recomputation from the raw rows, written independently of lib/db/queries/analytics.ts: they
-// must be identical. Then BENCH_LIST_ROWS (default 1,000,000) transfers and audit entries are added
-// to the workspace and GET /v1/transfers and GET /v1/audit are timed the same way.
+// into the tables the routes read, downloads in time order in batches of 20,000: the rollups of
+// migrations 0036 and 0039 are kept by their triggers on transfer_downloads, as for every download
+// the API records; then the tables are vacuumed, as autovacuum would. Each route is called
+// BENCH_ANALYTICS_CALLS times (default 200) through the API as a child process, p50 and p99
+// reported, and its answer compared with a plain SQL recomputation from the raw rows, written
+// independently of lib/db/queries/analytics.ts: they must be identical. Then BENCH_LIST_ROWS
+// (default 1,000,000) transfers and audit entries are added to the workspace and GET /v1/transfers
+// and GET /v1/audit are timed the same way.
 // Usage: sh scripts/node.sh bench/analytics.ts (bench/README.md, "Analytics"); the workspaces it
-// makes are deleted at the end.
+// makes are deleted at the end, unless BENCH_KEEP=1.
 
 const TRANSFERS = Number(process.env.BENCH_ANALYTICS_TRANSFERS ?? 10_000);
 const DOWNLOADS = Number(process.env.BENCH_ANALYTICS_DOWNLOADS ?? 1_000_000);
 const CALLS = Number(process.env.BENCH_ANALYTICS_CALLS ?? 200);
 const LIST_ROWS = Number(process.env.BENCH_LIST_ROWS ?? 1_000_000);
+/** BENCH_KEEP=1 leaves the workspaces and their rows, for EXPLAIN in psql. */
+const KEEP = process.env.BENCH_KEEP === '1';
 const BATCH = 100_000;
+// Downloads are recorded in smaller statements: each one's triggers group its rows twelve times per span rollup.
+const DOWNLOAD_BATCH = 20_000;
 const DAY_MS = 86_400_000;
 
 type Db = Awaited<ReturnType<typeof createDatabasePool>>;
@@ -33,8 +40,20 @@ type Workspace = BenchWorkspace;
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 
+/** One connection without the pool's statement timeout: generating a million rows on a busy machine takes longer. */
+async function withoutTimeout(db: Db, work: (connection: CommonQueryMethods) => Promise<void>) {
+  await db.connect(async (connection) => {
+    await connection.query(sql.typeAlias('void')`SET statement_timeout = 0`);
+    try {
+      await work(connection);
+    } finally {
+      await connection.query(sql.typeAlias('void')`RESET statement_timeout`);
+    }
+  });
+}
+
 /** Transfers spread over the last 40 days, their files, recipients, downloads and completed deliveries. */
-async function generate(db: Db, ws: Workspace, run: string, transfers: number, downloads: number) {
+async function generate(db: CommonQueryMethods, ws: Workspace, run: string, transfers: number, downloads: number) {
   const wid = ws.workspace_id;
   await db.query(sql.typeAlias('void')`
     INSERT INTO transfers (workspace_id, environment, user_id, short_code, status, encryption_mode, expires_at,
@@ -70,19 +89,30 @@ async function generate(db: Db, ws: Workspace, run: string, transfers: number, d
     FROM grants g JOIN transfer_recipients r ON r.id = g.transfer_recipient_id
     JOIN transfer_files f ON f.transfer_id = r.transfer_id`);
   // Downloads skewed towards a few transfers (the top lists have a shape), from 2,000 addresses,
-  // public and private, each after its transfer's creation.
-  for (let done = 0; done < downloads; done += BATCH) {
-    const batch = Math.min(BATCH, downloads - done);
-    await db.query(sql.typeAlias('void')`
-      WITH numbered AS (${own})
-      INSERT INTO transfer_downloads (transfer_id, ip_address, user_agent, created_at)
-      SELECT t.id, a.ip, 'bench', date_trunc('milliseconds', t.created_at + random() * (now() - t.created_at))
-      FROM (SELECT 1 + floor(power(random(), 3) * ${transfers})::int AS n, (random() * 1999)::int AS x
-            FROM generate_series(1, ${batch})) pick
-      JOIN numbered t ON t.n = pick.n
-      CROSS JOIN LATERAL (SELECT (1 + pick.x % 223) || '.' || (pick.x * 7 % 256) || '.' || (pick.x * 13 % 256)
-                                 || '.' || (1 + pick.x % 250) AS ip) a`);
-    log(`  ${done + batch} / ${downloads} downloads`);
+  // public and private, each after its transfer's creation. Drawn first into a staging table, then
+  // recorded in the order of their instants, in batches, as the API records them: the table's rows
+  // lie in time order, as a real one's do.
+  const staging = sql.identifier([`bench_analytics_downloads_${run}_${wid.slice(0, 8)}`]);
+  const batches = Math.max(1, Math.ceil(downloads / DOWNLOAD_BATCH));
+  await db.query(sql.typeAlias('void')`
+    CREATE UNLOGGED TABLE ${staging} AS
+    WITH numbered AS (${own})
+    SELECT drawn.*, ntile(${batches}) OVER (ORDER BY drawn.at) AS batch FROM (
+    SELECT t.id AS transfer_id, a.ip, date_trunc('milliseconds', t.created_at + random() * (now() - t.created_at)) AS at
+    FROM (SELECT 1 + floor(power(random(), 3) * ${transfers})::int AS n, (random() * 1999)::int AS x
+          FROM generate_series(1, ${downloads})) pick
+    JOIN numbered t ON t.n = pick.n
+    CROSS JOIN LATERAL (SELECT (1 + pick.x % 223) || '.' || (pick.x * 7 % 256) || '.' || (pick.x * 13 % 256)
+                               || '.' || (1 + pick.x % 250) AS ip) a) drawn`);
+  try {
+    for (let i = 0; i < batches; i++) {
+      await db.query(sql.typeAlias('void')`
+        INSERT INTO transfer_downloads (transfer_id, ip_address, user_agent, created_at)
+        SELECT s.transfer_id, s.ip, 'bench', s.at FROM ${staging} s WHERE s.batch = ${i + 1} ORDER BY s.at`);
+      log(`  batch ${i + 1} / ${batches} of ${downloads} downloads`);
+    }
+  } finally {
+    await db.query(sql.typeAlias('void')`DROP TABLE ${staging}`);
   }
   await db.query(sql.typeAlias('void')`
     UPDATE transfers t SET total_downloads = d.n
@@ -164,20 +194,19 @@ async function recompute(db: Db, wid: string, since: string, until: string, tz: 
       .sort((a, b) => b.downloads - a.downloads || (a.country_code ?? '~').localeCompare(b.country_code ?? '~')),
   };
 
-  const [f] = (await q(`SELECT
-      count(*)::int AS created,
-      count(*) FILTER (WHERE (SELECT bool_and(upload_state = 'uploaded') FROM transfer_files x WHERE x.transfer_id = t.id)
-                          IS NOT FALSE)::int AS uploaded,
-      count(*) FILTER (WHERE (SELECT bool_and(upload_state = 'uploaded') FROM transfer_files x WHERE x.transfer_id = t.id)
-                          IS NOT FALSE AND t.id IN (SELECT transfer_id FROM transfer_downloads))::int AS first_download,
-      count(*) FILTER (WHERE (SELECT bool_and(upload_state = 'uploaded') FROM transfer_files x WHERE x.transfer_id = t.id)
-                          IS NOT FALSE AND t.id IN (SELECT transfer_id FROM transfer_downloads) AND t.id IN (
-        SELECT r.transfer_id FROM transfer_recipients r JOIN recipient_grants g ON g.transfer_recipient_id = r.id
-        JOIN recipient_deliveries v ON v.grant_id = g.grant_id
-        WHERE g.completed_at IS NOT NULL AND v.completed_at IS NOT NULL
-        GROUP BY r.transfer_id, g.grant_id
-        HAVING count(*) = (SELECT count(*) FROM transfer_files x WHERE x.transfer_id = r.transfer_id)))::int AS all_files
-    FROM transfers t WHERE ${CREATED}`)) as Array<Record<string, number>>;
+  // Each transfer of the window asked, one by one, how far it went.
+  const [f] = (await q(`WITH reached AS (
+      SELECT NOT EXISTS (SELECT 1 FROM transfer_files x WHERE x.transfer_id = t.id AND x.upload_state <> 'uploaded') AS uploaded,
+             EXISTS (SELECT 1 FROM transfer_downloads d WHERE d.transfer_id = t.id) AS downloaded,
+             EXISTS (SELECT 1 FROM transfer_recipients r JOIN recipient_grants g ON g.transfer_recipient_id = r.id
+                     WHERE r.transfer_id = t.id AND g.completed_at IS NOT NULL
+                       AND (SELECT count(*) FROM recipient_deliveries v WHERE v.grant_id = g.grant_id AND v.completed_at IS NOT NULL)
+                         = (SELECT count(*) FROM transfer_files x WHERE x.transfer_id = t.id)) AS whole
+      FROM transfers t WHERE ${CREATED})
+    SELECT count(*)::int AS created, count(*) FILTER (WHERE uploaded)::int AS uploaded,
+           count(*) FILTER (WHERE uploaded AND downloaded)::int AS first_download,
+           count(*) FILTER (WHERE uploaded AND downloaded AND whole)::int AS all_files
+    FROM reached`)) as Array<Record<string, number>>;
   const counts = [f?.created ?? 0, f?.uploaded ?? 0, f?.first_download ?? 0, f?.all_files ?? 0];
   const ratio = (a: number, b: number) => (b === 0 ? null : a / b);
   const funnel = {
@@ -227,7 +256,7 @@ async function time(url: string, key: string, path: string, calls: number) {
 }
 
 /** Adds `count` old transfers and audit entries to the workspace, for the list routes. */
-async function addListRows(db: Db, ws: Workspace, run: string, count: number) {
+async function addListRows(db: CommonQueryMethods, ws: Workspace, run: string, count: number) {
   for (let done = 0; done < count; done += BATCH) {
     const batch = Math.min(BATCH, count - done);
     await db.query(sql.typeAlias('void')`
@@ -255,10 +284,15 @@ async function main() {
   try {
     log(`generating ${TRANSFERS} transfers and ${DOWNLOADS} downloads, and a tenth as many elsewhere…`);
     const generated = await timed(async () => {
-      await generate(db, measured, run, TRANSFERS, DOWNLOADS);
-      await generate(db, noise, run, Math.ceil(TRANSFERS / 10), Math.ceil(DOWNLOADS / 10));
-      await db.query(sql.typeAlias('void')`ANALYZE transfers, transfer_files, transfer_downloads, transfer_recipients,
-        recipient_grants, recipient_deliveries`);
+      await withoutTimeout(db, async (connection) => {
+        await generate(connection, measured, run, TRANSFERS, DOWNLOADS);
+        await generate(connection, noise, run, Math.ceil(TRANSFERS / 10), Math.ceil(DOWNLOADS / 10));
+        // What autovacuum leaves after a million inserts (it vacuums an insert-mostly table every
+        // 20% of new rows): statistics, and pages marked all-visible, which index-only scans need.
+        await connection.query(sql.typeAlias('void')`VACUUM (ANALYZE) transfers, transfer_files, transfer_downloads,
+          transfer_recipients, recipient_grants, recipient_deliveries, analytics_download_quarters,
+          analytics_transfer_spans, analytics_address_spans, analytics_first_downloads`);
+      });
     });
     const child = await startChildApi();
     stopApi = child.stop;
@@ -292,7 +326,7 @@ async function main() {
     }
     if (LIST_ROWS > 0) {
       log(`adding ${LIST_ROWS} transfers and audit entries to the workspace…`);
-      await addListRows(db, measured, run, LIST_ROWS);
+      await withoutTimeout(db, (connection) => addListRows(connection, measured, run, LIST_ROWS));
       await db.query(sql.typeAlias('void')`ANALYZE transfers, audit_log`);
       for (const [name, path] of [
         ['GET /v1/transfers', '/v1/transfers?limit=100'],
@@ -329,7 +363,8 @@ async function main() {
     };
   } finally {
     await stopApi?.();
-    await deleteBenchWorkspaces(db, [measured, noise]);
+    if (KEEP) log(`kept the generated rows: workspace ${measured.workspace_id} (delete it when done)`);
+    else await deleteBenchWorkspaces(db, [measured, noise]);
     await db.end();
   }
 }

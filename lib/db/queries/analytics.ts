@@ -5,8 +5,8 @@ import { sql } from '../sql.ts';
 
 // Analytics read the rows Valise already keeps (transfers, their files, downloads and recipients),
 // and, for the counts of downloads over time, the rollups that triggers on transfer_downloads keep
-// in the same transaction as each download (migration 0036, docs/analytics.md, "Design"): whole
-// quarters and days from the rollups, the partial ones at the window's edges from the raw rows.
+// in the same transaction as each download (migrations 0036 and 0039, docs/analytics.md, "Design"):
+// whole quarters and hours from the rollups, the partial ones at the window's edges from the raw rows.
 // Every query starts from the tenant's rows, filtered on workspace and environment; downloads,
 // files and recipients are reached through the tenant's transfers.
 
@@ -59,9 +59,33 @@ const topRecipientRow = z.object({
 });
 
 const QUARTER_MS = 15 * 60 * 1000;
-const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
 
 type Span = { from: Date; to: Date };
+
+/**
+ * The lengths in hours of the spans migration 0039 counts each download in (its
+ * analytics_span_lengths(), which a test compares with this): 1 to 16 hours, then 1 to 64 days.
+ */
+export const SPAN_HOURS = [1, 2, 4, 8, 16, 24, 48, 96, 192, 384, 768, 1536] as const;
+const LONGEST_FIRST = [...SPAN_HOURS].reverse();
+
+/**
+ * Whole hours as the fewest spans of migration 0039, greedily: from the first hour, each time the
+ * longest span that starts there (its start a multiple of its length since the epoch) and fits. A
+ * 30-day window takes about a dozen, a year about twenty.
+ */
+export function hourSpans(hours: Span): { hours: number[]; starts: string[] } {
+  const spans = { hours: [] as number[], starts: [] as string[] };
+  const end = hours.to.getTime() / HOUR_MS;
+  for (let at = hours.from.getTime() / HOUR_MS; at < end; ) {
+    const length = LONGEST_FIRST.find((h) => at % h === 0 && at + h <= end) ?? 1;
+    spans.hours.push(length);
+    spans.starts.push(new Date(at * HOUR_MS).toISOString());
+    at += length;
+  }
+  return spans;
+}
 
 /**
  * The whole units of `unitMs` (aligned on the epoch, as the rollups are) inside the window; empty
@@ -83,12 +107,20 @@ export function createAnalyticsQueries(db: CommonQueryMethods) {
     SELECT d.transfer_id, d.ip_address, d.created_at FROM transfers t
     JOIN transfer_downloads d ON d.transfer_id = t.id
     WHERE ${ownTransfers(tenant)} AND d.created_at >= ${from.toISOString()} AND d.created_at < ${to.toISOString()}`;
-  const downloadsIn = (tenant: Tenant, window: AnalyticsWindow) => downloadsBetween(tenant, window.since, window.until);
-  // The window's downloads as (at, downloads): whole rollup units inside it (quarters or UTC days,
-  // migration 0036), and the raw rows of the partial units at its edges, each at its own instant.
+  // The window's raw downloads outside `inner`, its whole rollup units (quarters or hours,
+  // migrations 0036 and 0039): the partial units at its two edges, each download at its own instant.
   const edges = (tenant: Tenant, window: AnalyticsWindow, inner: Span) => sql.fragment`
     SELECT * FROM (${downloadsBetween(tenant, window.since, inner.from)}) head
     UNION ALL SELECT * FROM (${downloadsBetween(tenant, inner.to, window.until)}) tail`;
+  // The rows of a span rollup (migration 0039) that cover the whole hours `inner`, exactly once.
+  const spanRows = (table: 'analytics_transfer_spans' | 'analytics_address_spans', tenant: Tenant, inner: Span) => {
+    const spans = hourSpans(inner);
+    return sql.fragment`
+      SELECT r.* FROM ${sql.identifier([table])} r
+      JOIN unnest(${sql.array(spans.hours, 'int4')}, ${sql.array(spans.starts, 'timestamptz')}) w (hours, start)
+        ON r.hours = w.hours AND r.start = w.start
+      WHERE r.workspace_id = ${tenant.workspaceId} AND r.environment = ${tenant.environment}`;
+  };
   const quarterStamps = (tenant: Tenant, window: AnalyticsWindow) => {
     const inner = innerSpan(window, QUARTER_MS);
     return sql.fragment`
@@ -147,8 +179,12 @@ export function createAnalyticsQueries(db: CommonQueryMethods) {
 
     /** Downloads in the window by client address (the country is looked up offline, lib/net/country.ts). */
     async downloadsByAddress(tenant: Tenant, window: AnalyticsWindow) {
+      const hours = innerSpan(window, HOUR_MS);
       return db.any(sql.type(addressRow)`
-        SELECT d.ip_address, count(*) AS downloads FROM (${downloadsIn(tenant, window)}) d GROUP BY d.ip_address`);
+        SELECT nullif(a.ip_address, '') AS ip_address, sum(a.downloads) AS downloads FROM (
+          SELECT r.ip_address, r.downloads FROM (${spanRows('analytics_address_spans', tenant, hours)}) r
+          UNION ALL SELECT coalesce(e.ip_address, ''), 1 FROM (${edges(tenant, window, hours)}) e) a
+        GROUP BY a.ip_address`);
     },
 
     /**
@@ -163,13 +199,15 @@ export function createAnalyticsQueries(db: CommonQueryMethods) {
         ), files AS (
           SELECT f.transfer_id, count(*) AS files, bool_or(f.upload_state <> 'uploaded') AS pending
           FROM created c JOIN transfer_files f ON f.transfer_id = c.id GROUP BY f.transfer_id
-        ), delivered_whole AS (
-          SELECT DISTINCT r.transfer_id
+        ), per_grant AS (
+          SELECT r.transfer_id, count(*) AS delivered
           FROM created c JOIN transfer_recipients r ON r.transfer_id = c.id
           JOIN recipient_grants g ON g.transfer_recipient_id = r.id AND g.completed_at IS NOT NULL
           JOIN recipient_deliveries v ON v.grant_id = g.grant_id AND v.completed_at IS NOT NULL
           GROUP BY r.transfer_id, g.grant_id
-          HAVING count(*) = (SELECT files.files FROM files WHERE files.transfer_id = r.transfer_id)
+        ), delivered_whole AS (
+          SELECT DISTINCT p.transfer_id FROM per_grant p
+          JOIN files ON files.transfer_id = p.transfer_id AND files.files = p.delivered
         ), reached AS (
           SELECT coalesce(NOT files.pending, true) AS uploaded, first.transfer_id IS NOT NULL AS downloaded,
                  whole.transfer_id IS NOT NULL AS delivered_whole
@@ -196,14 +234,12 @@ export function createAnalyticsQueries(db: CommonQueryMethods) {
     },
 
     async topTransfers(tenant: Tenant, window: AnalyticsWindow, limit: number) {
-      const days = innerSpan(window, DAY_MS);
+      const hours = innerSpan(window, HOUR_MS);
       return db.any(sql.type(topTransferRow)`
         SELECT t.id, t.short_code, t.transfer_title, t.created_at, top.downloads
         FROM (SELECT s.transfer_id, sum(s.downloads) AS downloads FROM (
-                SELECT r.transfer_id, r.downloads FROM analytics_transfer_days r
-                WHERE r.workspace_id = ${tenant.workspaceId} AND r.environment = ${tenant.environment}
-                  AND r.day >= ${days.from.toISOString()} AND r.day < ${days.to.toISOString()}
-                UNION ALL SELECT e.transfer_id, 1 FROM (${edges(tenant, window, days)}) e) s
+                SELECT r.transfer_id, r.downloads FROM (${spanRows('analytics_transfer_spans', tenant, hours)}) r
+                UNION ALL SELECT e.transfer_id, 1 FROM (${edges(tenant, window, hours)}) e) s
               GROUP BY s.transfer_id) top
         JOIN transfers t ON t.id = top.transfer_id
         ORDER BY top.downloads DESC, t.id
