@@ -9,6 +9,7 @@ import {
 import { DEFAULT_TASK_QUEUE, sandboxPurgeScheduleId, sandboxPurgeWorkflowId } from '../workflows/ids.ts';
 import { type PurgeSandboxInput, purgeSandbox } from '../workflows/purgeSandbox.ts';
 import type { Config } from './config.ts';
+import { workflowLabels } from './temporal-search-attributes.ts';
 
 // The Temporal client's side shared by every family: the connection, idempotent starts, and the
 // `sandbox-purge` schedule. Each family's adapter (starts and signals of its workflows) lives in
@@ -51,6 +52,7 @@ export async function ensureSandboxPurgeSchedule(
       workflowId: sandboxPurgeWorkflowId(scheduleId),
       taskQueue: config.temporal.taskQueue,
       args: [{}] as [PurgeSandboxInput],
+      ...workflowLabels(null, 'sandbox_purge', scheduleId),
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
   } satisfies ScheduleOptions;

@@ -6,6 +6,7 @@ import { createDeliveryQueries } from '../db/queries/deliveries.ts';
 import { createEventQueries, type DispatchableEvent } from '../db/queries/events.ts';
 import { inParallel, pause } from '../in-parallel.ts';
 import { startedOnce } from '../temporal.ts';
+import type { WorkflowLabels } from '../temporal-search-attributes.ts';
 
 // The outbox relay. Events commit with the change they describe; this queues
 // a delivery per subscribed webhook for the sender (lib/webhooks/sender.ts),
@@ -21,8 +22,11 @@ import { startedOnce } from '../temporal.ts';
 // NOTIFY from the events table wakes the loop; a slow poll covers a lost
 // connection.
 
-type Run<W extends Workflow> = { workflow: W; workflowId: string; args: Parameters<W> };
-/** A workflow the dispatcher starts: its function, its id (exported by its workflow's file) and its arguments. */
+type Run<W extends Workflow> = { workflow: W; workflowId: string; args: Parameters<W>; labels: WorkflowLabels };
+/**
+ * A workflow the dispatcher starts: its function, its id (exported by its workflow's file), its
+ * arguments, and its search attributes and summary (lib/temporal-search-attributes.ts).
+ */
 export type PlannedRun = Run<typeof runRule>;
 
 export type DispatcherOptions = {
@@ -65,6 +69,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         taskQueue: options.taskQueue,
         workflowId: run.workflowId,
         args: run.args,
+        ...run.labels,
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         // Honoured when this client shares a connection with a worker on the queue (workers/main.ts).
         requestEagerStart: true,
