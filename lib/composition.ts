@@ -37,6 +37,8 @@ export type ApiResourceOptions = {
    * offline queue). The tests' servers do, so a health check right after start waits for Redis.
    */
   queueUntilRedisConnects?: boolean;
+  /** Where the process's warnings go (its logger); stderr when omitted. */
+  log?: (message: string) => void;
 };
 
 /** How long an API process waits at start for its Redis connection before serving without it. */
@@ -74,6 +76,7 @@ export async function openApiResources(config: Config, options: ApiResourceOptio
     config,
     db,
     temporalFamilyWorkflows({ client: temporal, taskQueue: config.temporal.taskQueue }),
+    options.log,
   );
   // Until it listens for key changes, the credential cache stays off (lib/api-keys/credential-cache.ts).
   await services.credentials.listen(config.database.url);

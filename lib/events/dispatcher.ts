@@ -5,6 +5,7 @@ import type { runRule } from '../../workflows/runRule.ts';
 import { createDeliveryQueries } from '../db/queries/deliveries.ts';
 import { createEventQueries, type DispatchableEvent } from '../db/queries/events.ts';
 import { inParallel, pause } from '../in-parallel.ts';
+import { outboxLag } from '../observability/metrics.ts';
 import { startedOnce } from '../temporal.ts';
 import type { WorkflowLabels } from '../temporal-search-attributes.ts';
 
@@ -82,6 +83,8 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       const events = createEventQueries(tx);
       const claimed = await events.claimUndispatched(batchSize);
       if (claimed.length === 0) return { claimed: 0, queued: 0 };
+      const now = Date.now();
+      for (const event of claimed) outboxLag.observe((now - event.created_at.getTime()) / 1000);
       if (options.planRuns) await inParallel(await options.planRuns(tx, claimed), START_CONCURRENCY, start);
       // Queues the deliveries and stamps the events dispatched, in one round trip.
       const queued = await createDeliveryQueries(tx).queueFirstAttempts(claimed.map((event) => event.id));

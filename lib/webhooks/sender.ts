@@ -7,6 +7,7 @@ import { createDeliveryQueries, type FirstAttemptRecord, type LeasedDelivery } f
 import { createWebhookQueries } from '../db/queries/webhooks.ts';
 import { inParallel, pause } from '../in-parallel.ts';
 import type { Lookup } from '../net/ssrf.ts';
+import { countWebhookAttempt } from '../observability/metrics.ts';
 import { startedOnce } from '../temporal.ts';
 import { workflowLabels } from '../temporal-search-attributes.ts';
 import type { Tenant } from '../tenancy.ts';
@@ -193,6 +194,7 @@ export function startSender(options: SenderOptions): Sender {
   async function send(row: LeasedDelivery) {
     try {
       const result = await posting(() => post(row));
+      countWebhookAttempt('scheduled', result);
       const at = new Date();
       const wait = webhooks.retryScheduleMs[0];
       // The same ±20 % as the workflow's waits (workflows/deliverWebhook.ts).
