@@ -121,6 +121,9 @@ const schema = z
     // Prometheus' /metrics of each process, on a listener of its own (docs/operations.md, "Metrics").
     METRICS_ADDRESS: listenAddress.prefault('127.0.0.1:9464'),
     WORKER_METRICS_ADDRESS: listenAddress.prefault('127.0.0.1:9465'),
+    // Traces go out over OTLP/HTTP only when an endpoint is set (docs/operations.md, "Traces").
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+    OTEL_SERVICE_NAME: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
     LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
     S3_ENDPOINT: z.url().default('http://127.0.0.1:9000'),
@@ -319,10 +322,13 @@ function toConfig(env: z.infer<typeof schema>) {
       namespace: env.TEMPORAL_NAMESPACE,
       taskQueue: env.TEMPORAL_TASK_QUEUE,
     },
-    /** What operators watch (docs/operations.md): metrics listeners, logs. */
+    /** What operators watch (docs/operations.md): metrics listeners, trace export, logs. */
     observability: {
       apiMetrics: env.METRICS_ADDRESS,
       workerMetrics: env.WORKER_METRICS_ADDRESS,
+      /** OTLP/HTTP base URL (traces go to `<url>/v1/traces`); none: no tracing at all. */
+      otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      serviceName: env.OTEL_SERVICE_NAME,
       logLevel: env.LOG_LEVEL,
       /** Unset: pretty in development on a terminal, JSON otherwise. */
       logFormat: env.LOG_FORMAT,

@@ -1,5 +1,6 @@
 import {
   Client,
+  type ClientInterceptors,
   Connection,
   ScheduleAlreadyRunning,
   type ScheduleOptions,
@@ -18,9 +19,10 @@ import { workflowLabels } from './temporal-search-attributes.ts';
 /** What a family's workflow adapter is built from: the process's client and the task queue its workers poll. */
 export type WorkflowStarter = { client: Client; taskQueue: string };
 
-export async function connectTemporal(config: Config): Promise<Client> {
+/** `interceptors`: the tracing ones when traces are exported (lib/observability/tracing.ts). */
+export async function connectTemporal(config: Config, interceptors: ClientInterceptors = {}): Promise<Client> {
   const connection = await Connection.connect({ address: config.temporal.address });
-  return new Client({ connection, namespace: config.temporal.namespace });
+  return new Client({ connection, namespace: config.temporal.namespace, interceptors });
 }
 
 /** Resolves once the workflow is started, or found started already under its id. */

@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -11,9 +13,9 @@ import { type ApiResponse, callerAt, eventually, startApi, type TestApi, type Te
 import { freePort } from './helpers/ports.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
 
-// What an operator sees (docs/operations.md, "Metrics", "Logs"), end to end: an API process and a
-// worker as they run in production, each with its metrics listener, logging JSON to stderr;
-// Debian's Prometheus scraping both;
+// What an operator sees (docs/operations.md, "Metrics", "Traces", "Logs"), end to end: an API
+// process and a worker as they run in production, each with its metrics listener, exporting traces
+// to an OTLP/HTTP receiver on loopback, logging JSON to stderr; Debian's Prometheus scraping both;
 // real traffic through them (a transfer uploaded and scanned, a webhook test ping).
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -50,6 +52,58 @@ async function startProcess(entry: string, env: Record<string, string>, ready: R
     await delay(100);
   }
   return { child, stderr: () => stderr, stop };
+}
+
+/** An OTLP/HTTP trace receiver: the JSON export requests' spans, flattened. */
+type ReceivedSpan = {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes: Record<string, unknown>;
+  service: string;
+};
+
+async function startOtlpReceiver() {
+  const spans: ReceivedSpan[] = [];
+  const contentTypes = new Set<string>();
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      contentTypes.add(String(request.headers['content-type']));
+      if (request.url === '/v1/traces') {
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as any;
+        for (const resourceSpans of body.resourceSpans ?? []) {
+          const service = resourceSpans.resource?.attributes?.find((a: any) => a.key === 'service.name')?.value
+            ?.stringValue;
+          for (const scope of resourceSpans.scopeSpans ?? []) {
+            for (const span of scope.spans ?? []) {
+              spans.push({
+                traceId: span.traceId,
+                spanId: span.spanId,
+                parentSpanId: span.parentSpanId || undefined,
+                name: span.name,
+                attributes: Object.fromEntries(
+                  (span.attributes ?? []).map((a: any) => [a.key, Object.values(a.value ?? {})[0]]),
+                ),
+                service,
+              });
+            }
+          }
+        }
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    contentTypes,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** Debian's Prometheus with a configuration of its own, scraping `targets` every second. */
@@ -102,6 +156,7 @@ async function startPrometheus(targets: Record<string, string>) {
 
 let fixtures: TestApi;
 let receiver: Receiver;
+let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
 let worker: Running;
 let apiProcess: Running;
 let prometheus: Awaited<ReturnType<typeof startPrometheus>>;
@@ -115,6 +170,7 @@ test.before(async () => {
   fixtures = await startApi();
   ws = await fixtures.workspace('Observed');
   receiver = await startReceiver({ tls: true });
+  otlp = await startOtlpReceiver();
   ports.api = await freePort();
   ports.apiMetrics = await freePort();
   ports.workerMetrics = await freePort();
@@ -122,6 +178,7 @@ test.before(async () => {
   const taskQueue = `observability-${randomUUID()}`;
   const common = {
     TEMPORAL_TASK_QUEUE: taskQueue,
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
     LOG_FORMAT: 'json',
     LOG_LEVEL: 'info',
   };
@@ -178,6 +235,7 @@ test.after.always(async () => {
   await prometheus?.close();
   await apiProcess?.stop();
   await worker?.stop();
+  await otlp?.close();
   await receiver?.close();
   await fixtures?.close();
 });
@@ -229,6 +287,38 @@ test('Prometheus scrapes both processes: requests by route template, uploads, sc
   t.true((sdk[0]?.value ?? 0) > 0);
   // Node's own.
   await series('valise_process_resident_memory_bytes{job="valise-api"}');
+});
+
+test('a trace runs from the API request through the delivery workflow to its activity', async (t) => {
+  const requestId = traffic.ping?.headers.get('x-request-id');
+  t.truthy(requestId);
+  const request = await eventually(async () =>
+    otlp.spans.find((span) => span.attributes['valise.request_id'] === requestId),
+  );
+  t.is(request.name, 'POST /v1/webhooks/{id}/test');
+  t.is(request.service, 'valise-api');
+  t.is(request.attributes['valise.workspace_id'], ws.workspace_id);
+
+  const ancestorsOf = (span: ReceivedSpan) => {
+    const chain: ReceivedSpan[] = [];
+    for (let at: ReceivedSpan | undefined = span; at?.parentSpanId; ) {
+      at = otlp.spans.find((s) => s.traceId === span.traceId && s.spanId === at?.parentSpanId);
+      if (at) chain.push(at);
+    }
+    return chain;
+  };
+  const descendant = (name: RegExp) =>
+    eventually(async () =>
+      otlp.spans.find(
+        (span) => span.traceId === request.traceId && name.test(span.name) && ancestorsOf(span).includes(request),
+      ),
+    );
+  const workflow = await descendant(/^RunWorkflow:deliverWebhook$/);
+  t.is(workflow.service, 'valise-worker');
+  const activity = await descendant(/^RunActivity:/);
+  t.is(activity.service, 'valise-worker');
+  t.true(ancestorsOf(activity).includes(workflow), 'the activity runs under the workflow');
+  t.deepEqual([...otlp.contentTypes], ['application/json']);
 });
 
 /** The log's lines; anything else on stderr (Node's own warnings) is not a log line. */

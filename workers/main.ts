@@ -6,6 +6,7 @@ import { loadConfig } from '../lib/config.ts';
 import { startDispatcher } from '../lib/events/dispatcher.ts';
 import { createLogger } from '../lib/observability/logging.ts';
 import { serveMetrics } from '../lib/observability/metrics.ts';
+import { startTracing } from '../lib/observability/tracing.ts';
 import { installWorkerRuntime } from '../lib/observability/worker-runtime.ts';
 import { planRuleRuns } from '../lib/rules/plan.ts';
 import { startObjectSweeper } from '../lib/storage/sweeper.ts';
@@ -20,10 +21,13 @@ const logTo = (component: string) => {
   const child = logger.child({ component });
   return (message: string) => child.warn(message);
 };
-// Before the first connection: the SDK's runtime (its logs and metrics).
+// Before the first connection: the SDK's runtime (its logs and metrics), and the tracer provider.
 const sdkMetrics = await installWorkerRuntime(config, logger);
-const { db, connection, temporal, objects, keyring, scanner, mailer, sealKey, close } =
-  await openWorkerResources(config);
+const tracing = await startTracing(config, 'valise-worker');
+const { db, connection, temporal, objects, keyring, scanner, mailer, sealKey, close } = await openWorkerResources(
+  config,
+  { tracing },
+);
 
 const activities = createActivities({ config, db, objects, keyring, scanner, mailer, sealKey });
 const worker = await Worker.create({
@@ -32,6 +36,7 @@ const worker = await Worker.create({
   taskQueue: config.temporal.taskQueue,
   workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
   activities,
+  ...tracing?.workerOptions,
 });
 
 // The outbox relay and the webhook sender live with the workers: no API process is needed for
@@ -85,5 +90,6 @@ await sweeper.stop();
 await dispatcher.stop();
 await sender.stop();
 await metrics?.close();
+await tracing?.shutdown();
 await close();
 logger.flush();
