@@ -166,11 +166,14 @@ ensure_temporal_namespace() {
 }
 
 # Through the operator service, which the dev server and the server flavour both serve; the names
-# and types are declared once, in TypeScript.
+# and types are declared once, in TypeScript. The script reads the app's configuration, which
+# wants the profile's secrets (as ensure_bucket's does).
 ensure_temporal_search_attributes() {
-  TEMPORAL_ADDRESS="127.0.0.1:$PORT_TEMPORAL" TEMPORAL_NAMESPACE=default \
-    sh "$ROOT/scripts/node.sh" "$ROOT/scripts/temporal-search-attributes.ts" ||
-    die "temporal: cannot register the search attributes (scripts/temporal-search-attributes.ts)"
+  (
+    export_local_secrets
+    TEMPORAL_ADDRESS="127.0.0.1:$PORT_TEMPORAL" TEMPORAL_NAMESPACE=default \
+      sh "$ROOT/scripts/node.sh" "$ROOT/scripts/temporal-search-attributes.ts"
+  ) || die "temporal: cannot register the search attributes (scripts/temporal-search-attributes.ts)"
 }
 
 launch_minio() {
