@@ -95,6 +95,30 @@ test("a workspace's id finds exactly its workflows: its transfer's, its webhook 
   t.is(await description.staticSummary(), `transfer ${transfer.transfer.id} of workspace ${ws.workspace_id} (live)`);
 });
 
+test("a rule's runs, started by the worker's outbox relay, carry the rule's workspace and id", async (t) => {
+  const ws = await api.workspace('Ruled');
+  const rule = await api.call('POST', '/v1/rules', {
+    key: ws.keys.live,
+    body: { name: 'Archive at once', trigger_event: 'transfer.created', action_type: 'archive_transfer' },
+  });
+  t.is(rule.status, 201, rule.text);
+  const transfer = await createTransfer(api, ws.keys.live, { files: [{ name: 'a.txt', size: 10 }] });
+  const runs = await eventually(async () => {
+    const listed = await listWorkflows(`ValiseWorkspaceId = '${ws.workspace_id}' AND ValiseResourceType = 'rule'`);
+    return listed.length > 0 ? listed : undefined;
+  }, 30_000);
+  t.deepEqual(
+    runs.map(({ workflowId: _, ...labels }) => labels),
+    [{ type: 'runRule', environment: 'live', resourceType: 'rule', resourceId: rule.body.id }],
+  );
+  // And the transfer's own, beside it.
+  await eventually(async () => {
+    const all = await listWorkflows(`ValiseWorkspaceId = '${ws.workspace_id}'`);
+    return all.some((workflow) => workflow.resourceId === transfer.transfer.id) ? true : undefined;
+  });
+  t.pass();
+});
+
 test('the Docker stack starts its dev server with every search attribute the workflows carry', async (t) => {
   const compose = await readFile(new URL('../docker-compose.yml', import.meta.url), 'utf8');
   for (const key of Object.values(VALISE_SEARCH_ATTRIBUTES)) {
