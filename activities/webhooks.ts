@@ -5,6 +5,7 @@ import { type AttemptRow, createDeliveryQueries } from '../lib/db/queries/delive
 import { createEventQueries } from '../lib/db/queries/events.ts';
 import { createWebhookQueries } from '../lib/db/queries/webhooks.ts';
 import type { Lookup } from '../lib/net/ssrf.ts';
+import { countWebhookAttempt } from '../lib/observability/metrics.ts';
 import type { DeliveryTrigger } from '../lib/vocabulary.ts';
 import { type AttemptOutcome, presentAttempt } from '../lib/webhooks/attempts.ts';
 import { recordWebhookDisabled } from '../lib/webhooks/disabled.ts';
@@ -80,6 +81,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       hosts: config.webhooks.hosts,
       ...(deps.lookup ? { lookup: deps.lookup } : {}),
     });
+    countWebhookAttempt(input.trigger, result);
     const nextRetryAt = !result.ok && input.retryInMs !== null ? new Date(Date.now() + input.retryInMs) : null;
 
     const attempt = await db.transaction(async (tx) => {

@@ -8,6 +8,7 @@ import { deriveKey } from './crypto/secrets.ts';
 import { createDatabasePool } from './db/pool.ts';
 import { temporalFamilyWorkflows } from './family-workflows.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
+import type { Tracing } from './observability/tracing.ts';
 import { createScanner, type Scanner } from './scan/clamd.ts';
 import { buildServices, type Services } from './services.ts';
 import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
@@ -37,6 +38,10 @@ export type ApiResourceOptions = {
    * offline queue). The tests' servers do, so a health check right after start waits for Redis.
    */
   queueUntilRedisConnects?: boolean;
+  /** The process's tracing (api/main.ts): the Temporal client's starts and signals join the request's trace. */
+  tracing?: Tracing | null;
+  /** Where the process's warnings go (its logger); stderr when omitted. */
+  log?: (message: string) => void;
 };
 
 /** How long an API process waits at start for its Redis connection before serving without it. */
@@ -64,7 +69,7 @@ export async function openApiResources(config: Config, options: ApiResourceOptio
     maxRetriesPerRequest: 1,
     enableOfflineQueue: options.queueUntilRedisConnects ?? false,
   });
-  const temporal = await connectTemporal(config);
+  const temporal = await connectTemporal(config, options.tracing?.clientInterceptors);
   // Connecting to Redis runs beside the rest; an API that served before it was up would count its
   // first requests in memory and report its rate limiter degraded for nothing (seen on a loaded
   // machine). A Redis that refuses, or is not up in time, is the limiter's to handle: the API
@@ -74,6 +79,7 @@ export async function openApiResources(config: Config, options: ApiResourceOptio
     config,
     db,
     temporalFamilyWorkflows({ client: temporal, taskQueue: config.temporal.taskQueue }),
+    options.log,
   );
   // Until it listens for key changes, the credential cache stays off (lib/api-keys/credential-cache.ts).
   await services.credentials.listen(config.database.url);
@@ -109,7 +115,10 @@ export type WorkerResources = {
   close: () => Promise<void>;
 };
 
-export async function openWorkerResources(config: Config): Promise<WorkerResources> {
+export async function openWorkerResources(
+  config: Config,
+  options: { tracing?: Tracing | null } = {},
+): Promise<WorkerResources> {
   // Loaded here, not at the top: the API process imports this module too, and never needs the
   // worker's native runtime.
   const { NativeConnection } = await import('@temporalio/worker');
@@ -126,7 +135,11 @@ export async function openWorkerResources(config: Config): Promise<WorkerResourc
     connection,
     // The dispatcher's client shares the worker's connection, so Temporal can hand the first task
     // of a delivery it starts straight back to this worker (eager start) instead of queueing it.
-    temporal: new Client({ connection, namespace: config.temporal.namespace }),
+    temporal: new Client({
+      connection,
+      namespace: config.temporal.namespace,
+      interceptors: options.tracing?.clientInterceptors ?? {},
+    }),
     objects: createObjectStore(config.s3),
     keyring: parseKeyring(config.masterKeys.spec, config.masterKeys.currentId),
     scanner: createScanner(config.clamd),

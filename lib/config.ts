@@ -21,6 +21,18 @@ const durationList = z
   .transform((value) => value.split(',').map((item) => item.trim()))
   .pipe(z.array(duration).min(1).max(20));
 
+/** A listener's `host:port` (an IPv6 host in brackets), or `off` for none. */
+const listenAddress = z.string().transform((value, ctx) => {
+  if (value === 'off') return null;
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):(\d{1,5})$/.exec(value);
+  const listenPort = Number(match?.[2]);
+  if (!match?.[1] || !(listenPort >= 0 && listenPort <= 65535)) {
+    ctx.addIssue({ code: 'custom', message: 'host:port (127.0.0.1:9464, [::1]:9464) or off' });
+    return z.NEVER;
+  }
+  return { host: match[1].replace(/^\[|\]$/g, ''), port: listenPort };
+});
+
 /** A comma-separated list of secrets, each at least 16 characters (a processor's `whsec_…`). */
 const secretList = z
   .string()
@@ -106,6 +118,14 @@ const schema = z
     TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
     TEMPORAL_NAMESPACE: z.string().default('default'),
     TEMPORAL_TASK_QUEUE: z.string().default('valise'),
+    // Prometheus' /metrics of each process, on a listener of its own (docs/operations.md, "Metrics").
+    METRICS_ADDRESS: listenAddress.prefault('127.0.0.1:9464'),
+    WORKER_METRICS_ADDRESS: listenAddress.prefault('127.0.0.1:9465'),
+    // Traces go out over OTLP/HTTP only when an endpoint is set (docs/operations.md, "Traces").
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+    OTEL_SERVICE_NAME: z.string().min(1).optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+    LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
     S3_ENDPOINT: z.url().default('http://127.0.0.1:9000'),
     S3_REGION: z.string().default('eu-west-1'),
     S3_BUCKET: z.string().default('valise'),
@@ -301,6 +321,17 @@ function toConfig(env: z.infer<typeof schema>) {
       address: env.TEMPORAL_ADDRESS,
       namespace: env.TEMPORAL_NAMESPACE,
       taskQueue: env.TEMPORAL_TASK_QUEUE,
+    },
+    /** What operators watch (docs/operations.md): metrics listeners, trace export, logs. */
+    observability: {
+      apiMetrics: env.METRICS_ADDRESS,
+      workerMetrics: env.WORKER_METRICS_ADDRESS,
+      /** OTLP/HTTP base URL (traces go to `<url>/v1/traces`); none: no tracing at all. */
+      otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      serviceName: env.OTEL_SERVICE_NAME,
+      logLevel: env.LOG_LEVEL,
+      /** Unset: pretty in development on a terminal, JSON otherwise. */
+      logFormat: env.LOG_FORMAT,
     },
     /**
      * Ended resources whose objects remain (their workflow's signal lost) are found every

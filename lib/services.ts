@@ -41,7 +41,13 @@ export type Services = {
 // biome-ignore lint/suspicious/noEmptyInterface: the families declare its members (declaration merging)
 export interface FamilyWorkflows {}
 
-export function buildServices(config: Config, db: DatabasePool, workflows: FamilyWorkflows): Services {
+/** `warn`: where the credential cache says it is off (the process's logger); stderr when omitted. */
+export function buildServices(
+  config: Config,
+  db: DatabasePool,
+  workflows: FamilyWorkflows,
+  warn?: (message: string) => void,
+): Services {
   return {
     config,
     db,
@@ -57,6 +63,6 @@ export function buildServices(config: Config, db: DatabasePool, workflows: Famil
     downloads: createPublicDownloads(config),
     uploads: new UploadGate(config.transfers.uploads),
     usage: new UsageRecorder(db),
-    credentials: new CredentialCache(),
+    credentials: new CredentialCache(warn),
   };
 }

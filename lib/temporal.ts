@@ -1,5 +1,6 @@
 import {
   Client,
+  type ClientInterceptors,
   Connection,
   ScheduleAlreadyRunning,
   type ScheduleOptions,
@@ -9,6 +10,7 @@ import {
 import { DEFAULT_TASK_QUEUE, sandboxPurgeScheduleId, sandboxPurgeWorkflowId } from '../workflows/ids.ts';
 import { type PurgeSandboxInput, purgeSandbox } from '../workflows/purgeSandbox.ts';
 import type { Config } from './config.ts';
+import { workflowLabels } from './temporal-search-attributes.ts';
 
 // The Temporal client's side shared by every family: the connection, idempotent starts, and the
 // `sandbox-purge` schedule. Each family's adapter (starts and signals of its workflows) lives in
@@ -17,9 +19,10 @@ import type { Config } from './config.ts';
 /** What a family's workflow adapter is built from: the process's client and the task queue its workers poll. */
 export type WorkflowStarter = { client: Client; taskQueue: string };
 
-export async function connectTemporal(config: Config): Promise<Client> {
+/** `interceptors`: the tracing ones when traces are exported (lib/observability/tracing.ts). */
+export async function connectTemporal(config: Config, interceptors: ClientInterceptors = {}): Promise<Client> {
   const connection = await Connection.connect({ address: config.temporal.address });
-  return new Client({ connection, namespace: config.temporal.namespace });
+  return new Client({ connection, namespace: config.temporal.namespace, interceptors });
 }
 
 /** Resolves once the workflow is started, or found started already under its id. */
@@ -51,6 +54,7 @@ export async function ensureSandboxPurgeSchedule(
       workflowId: sandboxPurgeWorkflowId(scheduleId),
       taskQueue: config.temporal.taskQueue,
       args: [{}] as [PurgeSandboxInput],
+      ...workflowLabels(null, 'sandbox_purge', scheduleId),
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
   } satisfies ScheduleOptions;

@@ -24,6 +24,8 @@ choose_services
 scripts/stack.sh status dev >/dev/null 2>&1 || scripts/stack.sh start dev
 ensure_database "$database"
 export_test_env "$database" "valise-devtest-$name"
+# A dev server started before the search attributes existed gets them now (a no-op otherwise).
+sh scripts/node.sh scripts/temporal-search-attributes.ts
 npm run -s migrate >&2
 # The web pages load the built SDK (sdk/dist), as make test builds it.
 npx --no -- tsc -p sdk/tsconfig.json >&2

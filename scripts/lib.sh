@@ -248,7 +248,8 @@ export_test_env() {
     TEMPORAL_ADDRESS TEMPORAL_NAMESPACE TEMPORAL_TASK_QUEUE S3_ENDPOINT S3_REGION \
     S3_BUCKET S3_ACCESS_KEY_ID S3_SECRET_ACCESS_KEY CLAMD_HOST CLAMD_PORT \
     SMTP_HOST SMTP_PORT MAIL_UI_PORT VALISE_SECRET NODE_ENV MASTER_KEYS MASTER_KEY_ID \
-    BILLING_WEBHOOK_SECRET
+    BILLING_WEBHOOK_SECRET METRICS_ADDRESS WORKER_METRICS_ADDRESS OTEL_EXPORTER_OTLP_ENDPOINT \
+    OTEL_SERVICE_NAME LOG_FORMAT LOG_LEVEL
   export_local_secrets
   export DATABASE_URL="postgres://postgres@127.0.0.1:$POSTGRES_PORT/$1"
   export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
@@ -257,6 +258,9 @@ export_test_env() {
   export CLAMD_PORT=$PORT_CLAMD SMTP_PORT=$PORT_SMTP MAIL_UI_PORT=$PORT_MAIL_UI
   export REDIS_PREFIX="$2:" TEMPORAL_TASK_QUEUE="$2"
   export NODE_ENV=test VALISE_PROFILE=$PROFILE
+  # Tests run many API processes and workers side by side: none opens a metrics listener on the
+  # fixed default ports unless its test asks for one (test/observability.test.ts).
+  export METRICS_ADDRESS=off WORKER_METRICS_ADDRESS=off
   # Webhooks in tests: local receivers only (WEBHOOK_HOSTS resolves the one test
   # name to loopback and nothing else, so no packet leaves the machine), a
   # retry schedule of 35 s instead of a day, and disabling after 20 s of failure.

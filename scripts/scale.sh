@@ -53,13 +53,15 @@ start() {
   # make up exported the profile's secrets; started alone, the processes get them here.
   if [ -z "${VALISE_SECRET:-}" ]; then export_local_secrets; fi
 
+  # Each process its own metrics listener (docs/operations.md, "Metrics"): the API's and the
+  # worker's default ports, then every second port after them (9464, 9466… and 9465, 9467…).
   for ((i = 1; i <= WORKERS; i++)); do
-    spawn "worker-$i" sh scripts/node.sh workers/main.ts
+    WORKER_METRICS_ADDRESS=127.0.0.1:$((9463 + 2 * i)) spawn "worker-$i" sh scripts/node.sh workers/main.ts
   done
   # Each process believes X-Forwarded-For from the balancer alone: one hop, and only from loopback.
   for ((i = 1; i <= API_PROCESSES; i++)); do
     API_HOST=127.0.0.1 API_PORT=$(api_port "$i") PUBLIC_BASE_URL=$PUBLIC_URL \
-      TRUST_PROXY_HOPS=1 TRUSTED_PROXIES=127.0.0.1,::1 \
+      TRUST_PROXY_HOPS=1 TRUSTED_PROXIES=127.0.0.1,::1 METRICS_ADDRESS=127.0.0.1:$((9462 + 2 * i)) \
       spawn "api-$i" sh scripts/node.sh api/main.ts
   done
 

@@ -123,6 +123,14 @@ install_haproxy() {
   apt_install haproxy
 }
 
+# The test of the metrics (test/observability.test.ts) scrapes the API and the worker with a real
+# Prometheus, started by the test with a configuration of its own: Debian's prometheus, without the
+# node exporter it recommends.
+install_prometheus() {
+  if command -v prometheus >/dev/null || [ "${1:-}" != --tests ]; then return; fi
+  apt_install --no-install-recommends prometheus
+}
+
 install_node
 install_node_modules
 command -v go >/dev/null || die "go is not installed (needed once to build temporal and minio)"
@@ -150,6 +158,7 @@ install_clamd
 install_postgres
 install_redis
 install_haproxy "${1:-}"
+install_prometheus "${1:-}"
 # Only the test run needs a browser: `scripts/setup.sh --tests` (scripts/test.sh).
 if [ "${1:-}" = --tests ]; then install_chromium; fi
 failed=0

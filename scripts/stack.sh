@@ -145,10 +145,15 @@ health_temporal() {
 # The dev server is started with the namespace the app uses (--namespace default);
 # the server flavour's databases start with none. A namespace registered a moment
 # ago can be unknown to the frontend's cache for a few seconds: wait until a
-# call that goes through the frontend (a visibility query) accepts it.
+# call that goes through the frontend (a visibility query) accepts it. Then, in
+# either flavour, the custom search attributes every workflow carries
+# (lib/temporal-search-attributes.ts): a start with an unknown one is refused.
 ensure_temporal_namespace() {
   local temporal=("$BIN/temporal" --address "127.0.0.1:$PORT_TEMPORAL" --command-timeout 5s) deadline=$((SECONDS + 60))
-  [ "$TEMPORAL_FLAVOUR" = server ] || return 0
+  if [ "$TEMPORAL_FLAVOUR" != server ]; then
+    ensure_temporal_search_attributes
+    return
+  fi
   if ! "${temporal[@]}" operator namespace describe --namespace default >/dev/null 2>&1; then
     log "temporal: registering namespace default"
     "${temporal[@]}" operator namespace create --namespace default --retention 72h >/dev/null
@@ -157,6 +162,18 @@ ensure_temporal_namespace() {
     ((SECONDS < deadline)) || die "temporal: namespace default is not usable 60 s after its registration"
     sleep 0.5
   done
+  ensure_temporal_search_attributes
+}
+
+# Through the operator service, which the dev server and the server flavour both serve; the names
+# and types are declared once, in TypeScript. The script reads the app's configuration, which
+# wants the profile's secrets (as ensure_bucket's does).
+ensure_temporal_search_attributes() {
+  (
+    export_local_secrets
+    TEMPORAL_ADDRESS="127.0.0.1:$PORT_TEMPORAL" TEMPORAL_NAMESPACE=default \
+      sh "$ROOT/scripts/node.sh" "$ROOT/scripts/temporal-search-attributes.ts"
+  ) || die "temporal: cannot register the search attributes (scripts/temporal-search-attributes.ts)"
 }
 
 launch_minio() {

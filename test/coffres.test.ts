@@ -355,7 +355,7 @@ test('an expiry moved inside a transaction that commits late is the one the vaul
   await api.services.db.transaction(async (tx) => {
     await tx.query(sql.unsafe`
       UPDATE coffres SET expires_at = now() + interval '4 seconds' WHERE id = ${coffre.id}`);
-    await api.services.workflows.coffres.watchExpiry(coffre.id);
+    await api.services.workflows.coffres.watchExpiry({ workspaceId: ws.workspace_id, environment: 'live' }, coffre.id);
     await new Promise((resolve) => setTimeout(resolve, 2000));
   });
   await eventually(async () => {

@@ -101,14 +101,14 @@ test('plain node runs migrate, the worker and the API under NODE_ENV=production,
   const migrate = await start('scripts/migrate.ts', [], productionEnv(), /migrate: \d+ applied/);
   t.is(await migrate.exited, 0, migrate.output());
 
-  const worker = await start('workers/main.ts', [], productionEnv(), /worker: polling task queue valise-prodstart-/);
+  const worker = await start('workers/main.ts', [], productionEnv(), /polling task queue valise-prodstart-/);
   t.teardown(() => worker.child.kill('SIGKILL')); // if the API never starts (a no-op after a clean stop)
   const port = await freePort();
   const api = await start(
     'api/main.ts',
     [],
     productionEnv({ API_HOST: '127.0.0.1', API_PORT: String(port) }),
-    /api: listening on/,
+    /listening on/,
   );
   try {
     // Keys minted by the operator command under the same production secret open the API.

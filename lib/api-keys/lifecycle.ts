@@ -1,9 +1,12 @@
+import type { Tenant } from '../tenancy.ts';
+
 // The durable timers of a key's life. The API schedules them inside the
 // transaction that creates or rotates a key: if scheduling fails, nothing is
-// committed; if the commit fails, the timer wakes to find nothing to do.
+// committed; if the commit fails, the timer wakes to find nothing to do. The tenant labels the
+// workflow for operators (lib/temporal-search-attributes.ts).
 export type KeyLifecycle = {
-  scheduleExpiry(apiKeyId: string, expiresAt: Date): Promise<void>;
-  scheduleGraceEnd(secretId: string, validUntil: Date): Promise<void>;
+  scheduleExpiry(tenant: Tenant, apiKeyId: string, expiresAt: Date): Promise<void>;
+  scheduleGraceEnd(tenant: Tenant, secretId: string, validUntil: Date): Promise<void>;
 };
 
 // services.workflows.apiKeys (lib/services.ts), built by lib/api-keys/temporal.ts.

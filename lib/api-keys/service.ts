@@ -108,7 +108,7 @@ export async function issueApiKey(services: Services, owner: KeyOwner, input: Is
     if (!created) throw notFound('API key');
     // The event belongs to the environment of the key it describes (webhooks and GET /v1/events there).
     await createEventQueries(tx).record(tenant, 'api_key.created', { api_key: apiKeyEventView(created) });
-    if (expiresAt) await services.workflows.apiKeys.scheduleExpiry(id, expiresAt);
+    if (expiresAt) await services.workflows.apiKeys.scheduleExpiry(tenant, id, expiresAt);
     return created;
   });
   return { ...presentApiKey(row), key: value, warning: NEVER_SHOWN_AGAIN };
@@ -219,7 +219,9 @@ export async function rotateApiKey(services: Services, caller: Caller, id: strin
     const previous = await keys.startGrace(id, validUntil);
     const { value, displayPrefix } = generateKeyValue(current.environment, current.key_type);
     await keys.insertSecret(id, hashKeyValue(services.keys.apiKeyPepper, value), displayPrefix);
-    for (const secretId of previous) await services.workflows.apiKeys.scheduleGraceEnd(secretId, validUntil);
+    for (const secretId of previous) {
+      await services.workflows.apiKeys.scheduleGraceEnd(tenantOf(caller), secretId, validUntil);
+    }
     const rotated = await mustFind(tx, caller, id);
     await createEventQueries(tx).record(tenantOf(caller), 'api_key.rotated', {
       api_key: apiKeyEventView(rotated),

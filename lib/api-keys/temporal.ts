@@ -1,6 +1,7 @@
 import { endKeyRotationGrace, rotationGraceWorkflowId } from '../../workflows/endKeyRotationGrace.ts';
 import { apiKeyExpiryWorkflowId, expireApiKey } from '../../workflows/expireApiKey.ts';
 import { startedOnce, type WorkflowStarter } from '../temporal.ts';
+import { workflowLabels } from '../temporal-search-attributes.ts';
 import type { KeyLifecycle } from './lifecycle.ts';
 
 // The family's workflow adapter: what its domain functions tell its workflows, through Temporal.
@@ -12,19 +13,21 @@ import type { KeyLifecycle } from './lifecycle.ts';
 /** Workflow ids are derived from the resource, so scheduling twice starts one timer. */
 export function temporalKeyLifecycle({ client, taskQueue }: WorkflowStarter): KeyLifecycle {
   return {
-    scheduleExpiry: (apiKeyId, expiresAt) =>
+    scheduleExpiry: (tenant, apiKeyId, expiresAt) =>
       startedOnce(
         client.workflow.start(expireApiKey, {
           taskQueue,
           workflowId: apiKeyExpiryWorkflowId(apiKeyId),
+          ...workflowLabels(tenant, 'api_key', apiKeyId),
           args: [{ apiKeyId, expiresAt: expiresAt.toISOString() }],
         }),
       ),
-    scheduleGraceEnd: (secretId, validUntil) =>
+    scheduleGraceEnd: (tenant, secretId, validUntil) =>
       startedOnce(
         client.workflow.start(endKeyRotationGrace, {
           taskQueue,
           workflowId: rotationGraceWorkflowId(secretId),
+          ...workflowLabels(tenant, 'api_key_secret', secretId),
           args: [{ secretId, validUntil: validUntil.toISOString() }],
         }),
       ),

@@ -53,7 +53,10 @@ export async function addItem(services: Services, tx: Tx, coffre: CoffreRow, inp
     uploadDeadline: new Date(Date.now() + services.config.transfers.uploadWindowHours * HOUR_MS),
     uploadedBy: 'member' in actor ? { memberId: actor.member.id } : { apiKeyId: actor.apiKeyId },
   });
-  await services.workflows.coffres.startItem(item.id);
+  await services.workflows.coffres.startItem(
+    { workspaceId: coffre.workspace_id, environment: coffre.environment },
+    item.id,
+  );
   const upload = uploadUrlEntry(
     services,
     { kind: COFFRE_UPLOAD_KIND, owner: coffre.id, file: item.id },

@@ -86,7 +86,11 @@ async function issueInvitation(
   // Whole seconds: the token carries its expiry in seconds, and the row must say the same instant.
   const expiresAt = new Date(Math.floor((Date.now() + days * DAY_MS) / 1000) * 1000);
   const invited = await queries.invite(member.id, nonce, expiresAt);
-  await services.workflows.coffres.sendInvitation(member.id, nonce);
+  await services.workflows.coffres.sendInvitation(
+    { workspaceId: member.workspace_id, environment: member.environment },
+    member.id,
+    nonce,
+  );
   return invited;
 }
 

@@ -39,7 +39,7 @@ export async function createCoffre(services: Services, caller: Caller, input: Cr
     });
     const row = await mustFind(queries, tenant, id);
     await createEventQueries(tx).record(tenant, 'coffre.created', { coffre: coffreView(row) });
-    if (row.expires_at) await services.workflows.coffres.watchExpiry(id);
+    if (row.expires_at) await services.workflows.coffres.watchExpiry(tenant, id);
     return row;
   });
   return presentCoffre(row);
@@ -97,7 +97,7 @@ export async function updateCoffre(services: Services, caller: Caller, id: strin
       description: input.description === '' ? null : input.description,
       expiresAt: input.expires_at,
     });
-    if (input.expires_at !== undefined) await services.workflows.coffres.watchExpiry(id);
+    if (input.expires_at !== undefined) await services.workflows.coffres.watchExpiry(tenantOf(caller), id);
     return mustFind(queries, tenantOf(caller), id);
   });
   return presentCoffre(row);

@@ -3,6 +3,7 @@ import { fileLifecycle, storedFilesDeletedSignal, storedFileUploadedSignal } fro
 import { coffreItemWorkflowId, coffreWorkflowId } from '../../workflows/ids.ts';
 import { expiryChangedSignal, ownerDeletedSignal, ownerExpiry } from '../../workflows/ownerExpiry.ts';
 import { startedOnce, type WorkflowStarter } from '../temporal.ts';
+import { workflowLabels } from '../temporal-search-attributes.ts';
 import type { CoffreLifecycle } from './lifecycle.ts';
 
 // The family's workflow adapter: what its domain functions tell its workflows, through Temporal.
@@ -16,10 +17,11 @@ export function temporalCoffreLifecycle({ client, taskQueue }: WorkflowStarter):
   const coffre = (coffreId: string) => client.workflow.getHandle(coffreWorkflowId(coffreId));
   const item = (itemId: string) => client.workflow.getHandle(coffreItemWorkflowId(itemId));
   return {
-    watchExpiry: async (coffreId) => {
+    watchExpiry: async (tenant, coffreId) => {
       await client.workflow.signalWithStart(ownerExpiry, {
         taskQueue,
         workflowId: coffreWorkflowId(coffreId),
+        ...workflowLabels(tenant, 'coffre', coffreId),
         args: [{ family: 'coffres', ownerId: coffreId }],
         signal: expiryChangedSignal,
         signalArgs: [],
@@ -31,18 +33,20 @@ export function temporalCoffreLifecycle({ client, taskQueue }: WorkflowStarter):
         .signal(ownerDeletedSignal)
         .catch(() => undefined);
     },
-    sendInvitation: (memberId, nonce) =>
+    sendInvitation: (tenant, memberId, nonce) =>
       startedOnce(
         client.workflow.start(coffreInvitation, {
           taskQueue,
           workflowId: coffreInvitationWorkflowId(memberId, nonce),
+          ...workflowLabels(tenant, 'coffre_member', memberId),
           args: [{ memberId, nonce }],
         }),
       ),
-    startItem: async (itemId) => {
+    startItem: async (tenant, itemId) => {
       await client.workflow.start(fileLifecycle, {
         taskQueue,
         workflowId: coffreItemWorkflowId(itemId),
+        ...workflowLabels(tenant, 'coffre_item', itemId),
         args: [{ family: 'coffres', ownerId: itemId }],
       });
     },

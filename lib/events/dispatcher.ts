@@ -5,7 +5,9 @@ import type { runRule } from '../../workflows/runRule.ts';
 import { createDeliveryQueries } from '../db/queries/deliveries.ts';
 import { createEventQueries, type DispatchableEvent } from '../db/queries/events.ts';
 import { inParallel, pause } from '../in-parallel.ts';
+import { outboxLag } from '../observability/metrics.ts';
 import { startedOnce } from '../temporal.ts';
+import type { WorkflowLabels } from '../temporal-search-attributes.ts';
 
 // The outbox relay. Events commit with the change they describe; this queues
 // a delivery per subscribed webhook for the sender (lib/webhooks/sender.ts),
@@ -21,8 +23,11 @@ import { startedOnce } from '../temporal.ts';
 // NOTIFY from the events table wakes the loop; a slow poll covers a lost
 // connection.
 
-type Run<W extends Workflow> = { workflow: W; workflowId: string; args: Parameters<W> };
-/** A workflow the dispatcher starts: its function, its id (exported by its workflow's file) and its arguments. */
+type Run<W extends Workflow> = { workflow: W; workflowId: string; args: Parameters<W>; labels: WorkflowLabels };
+/**
+ * A workflow the dispatcher starts: its function, its id (exported by its workflow's file), its
+ * arguments, and its search attributes and summary (lib/temporal-search-attributes.ts).
+ */
 export type PlannedRun = Run<typeof runRule>;
 
 export type DispatcherOptions = {
@@ -65,6 +70,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         taskQueue: options.taskQueue,
         workflowId: run.workflowId,
         args: run.args,
+        ...run.labels,
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         // Honoured when this client shares a connection with a worker on the queue (workers/main.ts).
         requestEagerStart: true,
@@ -77,6 +83,8 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       const events = createEventQueries(tx);
       const claimed = await events.claimUndispatched(batchSize);
       if (claimed.length === 0) return { claimed: 0, queued: 0 };
+      const now = Date.now();
+      for (const event of claimed) outboxLag.observe((now - event.created_at.getTime()) / 1000);
       if (options.planRuns) await inParallel(await options.planRuns(tx, claimed), START_CONCURRENCY, start);
       // Queues the deliveries and stamps the events dispatched, in one round trip.
       const queued = await createDeliveryQueries(tx).queueFirstAttempts(claimed.map((event) => event.id));

@@ -44,7 +44,7 @@ export async function requestGdprExport(
     const row = await createGdprExportQueries(tx).insert(tenant, caller.userId, input.user_id ?? null);
     await createEventQueries(tx).record(tenant, 'workspace.export_requested', { export: exportEventView(row) });
     // Inside the transaction: a failure to schedule rolls the export back.
-    await services.workflows.gdpr.start(row.id);
+    await services.workflows.gdpr.start(tenant, row.id);
     return present(services, row);
   });
 }

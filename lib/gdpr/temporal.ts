@@ -1,5 +1,6 @@
 import { gdprExport, gdprExportWorkflowId } from '../../workflows/gdprExport.ts';
 import { startedOnce, type WorkflowStarter } from '../temporal.ts';
+import { workflowLabels } from '../temporal-search-attributes.ts';
 import type { GdprExportLifecycle } from './lifecycle.ts';
 
 // The family's workflow adapter: what its domain functions tell its workflows, through Temporal.
@@ -11,11 +12,12 @@ import type { GdprExportLifecycle } from './lifecycle.ts';
 /** One workflow per GDPR export (docs/gdpr.md). */
 export function temporalGdprExports({ client, taskQueue }: WorkflowStarter): GdprExportLifecycle {
   return {
-    start: (exportId) =>
+    start: (tenant, exportId) =>
       startedOnce(
         client.workflow.start(gdprExport, {
           taskQueue,
           workflowId: gdprExportWorkflowId(exportId),
+          ...workflowLabels(tenant, 'gdpr_export', exportId),
           args: [{ exportId }],
         }),
       ),

@@ -97,7 +97,7 @@ export async function createIntake(services: Services, caller: Caller, input: Cr
     });
     const key = await issuePublishableKey(services, queries, intake, null);
     await createEventQueries(tx).record(tenant, 'request.created', { request: requestView(intake) });
-    if (intake.expires_at) await services.workflows.intakes.watchExpiry(intake.id);
+    if (intake.expires_at) await services.workflows.intakes.watchExpiry(tenant, intake.id);
     return { intake, key };
   });
   return { ...presentIntake(services.config, intake), publishable_key: presentPublishableKey(services, key) };
@@ -170,7 +170,7 @@ export async function updateIntake(services: Services, caller: Caller, id: strin
       row.closed_reason === 'max_submissions' &&
       (row.max_submissions === null || row.submissions_count < row.max_submissions);
     if (expiryLifted || capLifted) row = (await queries.reopen(id)) ?? row;
-    if (changes.expiresAt !== undefined) await services.workflows.intakes.watchExpiry(id);
+    if (changes.expiresAt !== undefined) await services.workflows.intakes.watchExpiry(tenant, id);
     return row;
   });
   return presentIntake(services.config, updated);

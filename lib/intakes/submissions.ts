@@ -101,7 +101,7 @@ export async function startSubmission(services: Services, submitter: Submitter, 
       current = (await queries.end(intake.id, 'closed', 'max_submissions')) ?? counted;
       await events.record(tenant, 'request.completed', { request: requestView(current) });
     }
-    await services.workflows.intakes.startDocument(document.id);
+    await services.workflows.intakes.startDocument(tenant, document.id);
     return { document, files, intake: current };
   });
   return {

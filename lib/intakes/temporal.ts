@@ -2,6 +2,7 @@ import { fileLifecycle, storedFilesDeletedSignal, storedFileUploadedSignal } fro
 import { intakeDocumentWorkflowId, intakeWorkflowId } from '../../workflows/ids.ts';
 import { expiryChangedSignal, ownerDeletedSignal, ownerExpiry } from '../../workflows/ownerExpiry.ts';
 import type { WorkflowStarter } from '../temporal.ts';
+import { workflowLabels } from '../temporal-search-attributes.ts';
 import type { IntakeLifecycle } from './lifecycle.ts';
 
 // The family's workflow adapter: what its domain functions tell its workflows, through Temporal.
@@ -15,10 +16,11 @@ export function temporalIntakeLifecycle({ client, taskQueue }: WorkflowStarter):
   const intake = (intakeId: string) => client.workflow.getHandle(intakeWorkflowId(intakeId));
   const document = (documentId: string) => client.workflow.getHandle(intakeDocumentWorkflowId(documentId));
   return {
-    watchExpiry: async (intakeId) => {
+    watchExpiry: async (tenant, intakeId) => {
       await client.workflow.signalWithStart(ownerExpiry, {
         taskQueue,
         workflowId: intakeWorkflowId(intakeId),
+        ...workflowLabels(tenant, 'intake', intakeId),
         args: [{ family: 'intakes', ownerId: intakeId }],
         signal: expiryChangedSignal,
         signalArgs: [],
@@ -30,10 +32,11 @@ export function temporalIntakeLifecycle({ client, taskQueue }: WorkflowStarter):
         .signal(ownerDeletedSignal)
         .catch(() => undefined);
     },
-    startDocument: async (documentId) => {
+    startDocument: async (tenant, documentId) => {
       await client.workflow.start(fileLifecycle, {
         taskQueue,
         workflowId: intakeDocumentWorkflowId(documentId),
+        ...workflowLabels(tenant, 'intake_document', documentId),
         args: [{ family: 'intakes', ownerId: documentId }],
       });
     },

@@ -5,6 +5,7 @@ import { createRuleQueries } from '../db/queries/rules.ts';
 import { createTransferQueries } from '../db/queries/transfers.ts';
 import { RULE_TRIGGERS } from '../events/catalog.ts';
 import type { PlannedRun } from '../events/dispatcher.ts';
+import { workflowLabels } from '../temporal-search-attributes.ts';
 import { factsOf, needsFileCount, rulesToRun } from './match.ts';
 
 const triggers: ReadonlySet<string> = new Set(RULE_TRIGGERS);
@@ -50,7 +51,12 @@ export async function planRuleRuns(
     const facts = factsOf(event, transferId === null ? null : (fileCounts.get(transferId) ?? null));
     return rulesToRun(rulesOf(event), event, facts).map((rule) => {
       const input: RunRuleInput = { ruleId: rule.id, eventId: event.id };
-      return { workflow: runRule, workflowId: ruleRunWorkflowId(rule.id, event.id), args: [input] };
+      return {
+        workflow: runRule,
+        workflowId: ruleRunWorkflowId(rule.id, event.id),
+        args: [input],
+        labels: workflowLabels({ workspaceId: event.workspace_id, environment: event.environment }, 'rule', rule.id),
+      };
     });
   });
 }

@@ -3,6 +3,7 @@ import { PassThrough, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { IntegrityError } from '../crypto/segmented-aead.ts';
 import type { StoredFile } from '../db/queries/stored-files.ts';
+import { scanDuration, scans } from '../observability/metrics.ts';
 import { type ContentDeps, openContent } from '../uploads/content.ts';
 import type { ScanStatus } from '../vocabulary.ts';
 import type { Scanner } from './clamd.ts';
@@ -26,6 +27,24 @@ export class CorruptContentError extends Error {}
  * 1 GiB), so an activity can heartbeat. A transient fault (clamd, storage) throws a plain Error.
  */
 export async function scanStoredFile(
+  deps: ContentDeps & { scanner: Scanner },
+  file: StoredFile,
+  progress: (bytes: number) => void,
+): Promise<FileScan> {
+  const started = performance.now();
+  try {
+    const scan = await scanAndHash(deps, file, progress);
+    scans.inc({ result: scan.scanStatus });
+    return scan;
+  } catch (error) {
+    scans.inc({ result: 'error' });
+    throw error;
+  } finally {
+    scanDuration.observe((performance.now() - started) / 1000);
+  }
+}
+
+async function scanAndHash(
   deps: ContentDeps & { scanner: Scanner },
   file: StoredFile,
   progress: (bytes: number) => void,

@@ -92,7 +92,7 @@ export async function createTransfer(services: Services, caller: Caller, input: 
     const data = { transfer: transferCreatedView(transfer, files) };
     await events.record(tenant, 'transfer.created', data);
     if (mode === 'e2e') await events.record(tenant, 'transfer.e2e_created', data);
-    await services.workflows.transfers.start(transfer.id);
+    await services.workflows.transfers.start(tenant, transfer.id);
     return { transfer, files };
   });
 

@@ -1,9 +1,10 @@
+import type { Tenant } from '../tenancy.ts';
 import type { ApprovalDecision } from '../vocabulary.ts';
 
 // What the API tells a transfer's workflow (transfer-<id>). Implemented with
 // Temporal in lib/transfers/temporal.ts; the workflow owns every timed transition.
 export type TransferLifecycle = {
-  start(transferId: string): Promise<void>;
+  start(tenant: Tenant, transferId: string): Promise<void>;
   fileUploaded(transferId: string, fileId: string): Promise<void>;
   revoked(transferId: string): Promise<void>;
   approvalDecided(transferId: string, decision: ApprovalDecision): Promise<void>;

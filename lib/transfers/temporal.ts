@@ -7,6 +7,7 @@ import {
   transferWorkflowId,
 } from '../../workflows/transferLifecycle.ts';
 import type { WorkflowStarter } from '../temporal.ts';
+import { workflowLabels } from '../temporal-search-attributes.ts';
 import type { TransferLifecycle } from './lifecycle.ts';
 
 // The family's workflow adapter: what its domain functions tell its workflows, through Temporal.
@@ -19,10 +20,11 @@ import type { TransferLifecycle } from './lifecycle.ts';
 export function temporalTransferLifecycle({ client, taskQueue }: WorkflowStarter): TransferLifecycle {
   const handle = (transferId: string) => client.workflow.getHandle(transferWorkflowId(transferId));
   return {
-    start: async (transferId) => {
+    start: async (tenant, transferId) => {
       await client.workflow.start(transferLifecycle, {
         taskQueue,
         workflowId: transferWorkflowId(transferId),
+        ...workflowLabels(tenant, 'transfer', transferId),
         args: [{ transferId }],
       });
     },

@@ -6,6 +6,7 @@ import { createEncryptStream, NONCE_PREFIX_SIZE, SizeMismatchError } from '../cr
 import type { FileTable, StoredFile } from '../db/queries/stored-files.ts';
 import { createUploadQueries } from '../db/queries/uploads.ts';
 import { DomainError } from '../errors.ts';
+import { countUpload } from '../observability/metrics.ts';
 import type { Services } from '../services.ts';
 import type { EncryptionMode } from '../vocabulary.ts';
 import { PartWriter, UploadSizeError } from './part-writer.ts';
@@ -130,8 +131,17 @@ export async function receiveUpload(
     );
   }, leaseMs / 3);
   try {
-    return await streamParts(services, target, file, range, body, receivedAt, leaseId);
+    const stored = await streamParts(services, target, file, range, body, receivedAt, leaseId);
+    countUpload(target.table, 'stored', range.end - range.start);
+    return stored;
   } catch (error) {
+    // The client's doing (a wrong size, a stall, a twin request) or ours.
+    const theirs =
+      error instanceof UploadSizeError ||
+      error instanceof SizeMismatchError ||
+      error instanceof UploadTimeoutError ||
+      error instanceof UploadLeaseLostError;
+    countUpload(target.table, theirs ? 'rejected' : 'failed');
     if (error instanceof UploadSizeError || error instanceof SizeMismatchError) {
       throw new DomainError('validation_error', error.message, { param: 'body' });
     }

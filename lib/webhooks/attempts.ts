@@ -1,4 +1,5 @@
 import type { AttemptRow } from '../db/queries/deliveries.ts';
+import type { Tenant } from '../tenancy.ts';
 import type { DeliveryTrigger } from '../vocabulary.ts';
 
 // What the delivery activity (activities/webhooks.ts), the API's test pings and redeliveries
@@ -35,11 +36,14 @@ export type AttemptOutcome =
 
 /** Runs one attempt on the workers and waits for it (lib/webhooks/temporal.ts). */
 export type WebhookDeliverer = {
-  deliverNow(input: {
-    eventId: string;
-    webhookId: string;
-    trigger: Exclude<DeliveryTrigger, 'scheduled'>;
-  }): Promise<AttemptOutcome>;
+  deliverNow(
+    tenant: Tenant,
+    input: {
+      eventId: string;
+      webhookId: string;
+      trigger: Exclude<DeliveryTrigger, 'scheduled'>;
+    },
+  ): Promise<AttemptOutcome>;
 };
 
 // services.workflows.webhooks (lib/services.ts), built by lib/webhooks/temporal.ts.

@@ -47,7 +47,11 @@ export async function sendTestPing(services: Services, caller: Caller, webhookId
     { dispatched: true },
   );
   return attemptOf(
-    await services.workflows.webhooks.deliverNow({ eventId: event.id, webhookId: hook.id, trigger: 'test' }),
+    await services.workflows.webhooks.deliverNow(tenantOf(caller), {
+      eventId: event.id,
+      webhookId: hook.id,
+      trigger: 'test',
+    }),
   );
 }
 
@@ -57,6 +61,10 @@ export async function redeliver(services: Services, caller: Caller, webhookId: s
   const delivery = await createDeliveryQueries(services.db).find(hook.id, deliveryId);
   if (!delivery) throw notFound('delivery');
   return attemptOf(
-    await services.workflows.webhooks.deliverNow({ eventId: delivery.event_id, webhookId: hook.id, trigger: 'manual' }),
+    await services.workflows.webhooks.deliverNow(tenantOf(caller), {
+      eventId: delivery.event_id,
+      webhookId: hook.id,
+      trigger: 'manual',
+    }),
   );
 }

@@ -7,7 +7,10 @@ import { createDeliveryQueries, type FirstAttemptRecord, type LeasedDelivery } f
 import { createWebhookQueries } from '../db/queries/webhooks.ts';
 import { inParallel, pause } from '../in-parallel.ts';
 import type { Lookup } from '../net/ssrf.ts';
+import { countWebhookAttempt } from '../observability/metrics.ts';
 import { startedOnce } from '../temporal.ts';
+import { workflowLabels } from '../temporal-search-attributes.ts';
+import type { Tenant } from '../tenancy.ts';
 import { recordWebhookDisabled } from './disabled.ts';
 import { envelopeOf, signingSecrets } from './outgoing.ts';
 import { type PostResult, postJson } from './post.ts';
@@ -88,7 +91,7 @@ export function startSender(options: SenderOptions): Sender {
   let held = 0;
   let wanted = true;
   let leasing = false;
-  const answered: (FirstAttemptRecord & { eventId: string })[] = [];
+  const answered: (FirstAttemptRecord & { eventId: string; tenant: Tenant })[] = [];
   let recording = false;
   let drained: (() => void) | null = null;
 
@@ -141,6 +144,7 @@ export function startSender(options: SenderOptions): Sender {
           deliveryId: row.delivery_id,
           eventId: row.event.id,
           webhookId: row.webhook.id,
+          tenant: tenantOfEvent(row.event),
           retryAt: row.next_attempt_at ?? new Date(),
         })),
       );
@@ -190,6 +194,7 @@ export function startSender(options: SenderOptions): Sender {
   async function send(row: LeasedDelivery) {
     try {
       const result = await posting(() => post(row));
+      countWebhookAttempt('scheduled', result);
       const at = new Date();
       const wait = webhooks.retryScheduleMs[0];
       // The same ±20 % as the workflow's waits (workflows/deliverWebhook.ts).
@@ -198,6 +203,7 @@ export function startSender(options: SenderOptions): Sender {
         deliveryId: row.delivery_id,
         webhookId: row.webhook.id,
         eventId: row.event.id,
+        tenant: tenantOfEvent(row.event),
         attemptKey: `${deliveryWorkflowId(row.event.id, row.webhook.id)}:0`,
         url: row.webhook.url,
         statusCode: result.statusCode,
@@ -253,6 +259,7 @@ export function startSender(options: SenderOptions): Sender {
         deliveryId: a.deliveryId,
         eventId: a.eventId,
         webhookId: a.webhookId,
+        tenant: a.tenant,
         retryAt: a.nextRetryAt ?? new Date(),
       }));
       release(batch.length - handing.length);
@@ -269,6 +276,7 @@ export function startSender(options: SenderOptions): Sender {
           options.temporal.workflow.start(deliverWebhook, {
             taskQueue: options.taskQueue,
             workflowId: deliveryWorkflowId(delivery.eventId, delivery.webhookId),
+            ...workflowLabels(delivery.tenant, 'webhook', delivery.webhookId),
             args: [
               {
                 eventId: delivery.eventId,
@@ -315,7 +323,12 @@ export function startSender(options: SenderOptions): Sender {
   };
 }
 
-type HandOver = { deliveryId: string; eventId: string; webhookId: string; retryAt: Date };
+type HandOver = { deliveryId: string; eventId: string; webhookId: string; tenant: Tenant; retryAt: Date };
+
+const tenantOfEvent = (event: LeasedDelivery['event']): Tenant => ({
+  workspaceId: event.workspace_id,
+  environment: event.environment,
+});
 
 const idOf = (row: LeasedDelivery) => row.delivery_id;
 const keyOf = (attempt: FirstAttemptRecord) => attempt.attemptKey;

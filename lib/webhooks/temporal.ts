@@ -5,6 +5,7 @@ import {
   oneAttemptDeliveryWorkflowId,
 } from '../../workflows/deliverWebhook.ts';
 import type { WorkflowStarter } from '../temporal.ts';
+import { workflowLabels } from '../temporal-search-attributes.ts';
 import type { WebhookDeliverer } from './attempts.ts';
 
 // The family's workflow adapter: what its domain functions tell its workflows, through Temporal.
@@ -19,11 +20,12 @@ import type { WebhookDeliverer } from './attempts.ts';
  */
 export function temporalWebhookDeliverer({ client, taskQueue }: WorkflowStarter): WebhookDeliverer {
   return {
-    deliverNow: async ({ eventId, webhookId, trigger }) => {
+    deliverNow: async (tenant, { eventId, webhookId, trigger }) => {
       const input: DeliverWebhookInput = { eventId, webhookId, trigger, retryScheduleMs: [] };
       return client.workflow.execute(deliverWebhook, {
         taskQueue,
         workflowId: oneAttemptDeliveryWorkflowId(trigger, webhookId, randomUUID()),
+        ...workflowLabels(tenant, 'webhook', webhookId),
         args: [input],
         // One attempt takes at most WEBHOOK_TIMEOUT_MS (30 s cap); a worker that never picks it up ends the wait.
         workflowExecutionTimeout: '2 minutes',

@@ -74,12 +74,15 @@ export const leasedDeliveryRow = z.object({
   next_attempt_at: z.date().nullable(),
   /** Its first scheduled attempt is recorded: what is left is handing its retries over. */
   attempted: z.boolean(),
-  event: eventRow.pick({ id: true, type: true, data: true, created_at: true }),
+  /** Its tenant labels the retries' workflow (lib/temporal-search-attributes.ts). */
+  event: eventRow.pick({ id: true, workspace_id: true, environment: true, type: true, data: true, created_at: true }),
   webhook: sendingWebhook,
 });
 export type LeasedDelivery = z.infer<typeof leasedDeliveryRow>;
 const leasedRow = leasedDeliveryRow.omit({ event: true, webhook: true }).extend({
   event_id: z.string(),
+  event_workspace_id: eventRow.shape.workspace_id,
+  event_environment: eventRow.shape.environment,
   event_type: z.string(),
   event_data: eventRow.shape.data,
   event_created_at: z.date(),
@@ -148,7 +151,8 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
           RETURNING d.id, d.webhook_id, d.event_id, d.status, d.next_attempt_at
         )
         SELECT l.id AS delivery_id, l.status, l.next_attempt_at, scheduled.attempted IS NOT NULL AS attempted,
-          e.id AS event_id, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
+          e.id AS event_id, e.workspace_id AS event_workspace_id, e.environment AS event_environment,
+          e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
           w.id AS webhook_id, w.url, w.is_active, w.secret_sealed, w.previous_secret_sealed,
           w.previous_secret_expires_at
         FROM leased l JOIN events e ON e.id = l.event_id JOIN webhooks w ON w.id = l.webhook_id
@@ -157,21 +161,39 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
           SELECT true AS attempted FROM webhook_delivery_attempts a
           WHERE a.delivery_id = l.id AND a.trigger = 'scheduled' LIMIT 1
         ) scheduled ON TRUE`);
-      return rows.map(({ event_id, event_type, event_data, event_created_at, webhook_id, ...row }) => ({
-        delivery_id: row.delivery_id,
-        status: row.status,
-        next_attempt_at: row.next_attempt_at,
-        attempted: row.attempted,
-        event: { id: event_id, type: event_type, data: event_data, created_at: event_created_at },
-        webhook: {
-          id: webhook_id,
-          url: row.url,
-          is_active: row.is_active,
-          secret_sealed: row.secret_sealed,
-          previous_secret_sealed: row.previous_secret_sealed,
-          previous_secret_expires_at: row.previous_secret_expires_at,
-        },
-      }));
+      return rows.map(
+        ({
+          event_id,
+          event_workspace_id,
+          event_environment,
+          event_type,
+          event_data,
+          event_created_at,
+          webhook_id,
+          ...row
+        }) => ({
+          delivery_id: row.delivery_id,
+          status: row.status,
+          next_attempt_at: row.next_attempt_at,
+          attempted: row.attempted,
+          event: {
+            id: event_id,
+            workspace_id: event_workspace_id,
+            environment: event_environment,
+            type: event_type,
+            data: event_data,
+            created_at: event_created_at,
+          },
+          webhook: {
+            id: webhook_id,
+            url: row.url,
+            is_active: row.is_active,
+            secret_sealed: row.secret_sealed,
+            previous_secret_sealed: row.previous_secret_sealed,
+            previous_secret_expires_at: row.previous_secret_expires_at,
+          },
+        }),
+      );
     },
 
     /**
