@@ -160,11 +160,12 @@ ${content}
 }
 
 function indexPage(guides: readonly Guide[]): string {
+  const readme = readmeSummaries();
   const entries = [...guides]
     .sort((a, b) => a.title.localeCompare(b.title))
     .map(
       (guide) =>
-        `<li><a href="/docs/${escapeHtml(guide.name)}">${escapeHtml(guide.title)}</a>${guide.summary ? `<p>${escapeHtml(summaryOf(guide.summary))}</p>` : ''}</li>`,
+        `<li><a href="/docs/${escapeHtml(guide.name)}">${escapeHtml(guide.title)}</a>${guide.summary ? `<p>${escapeHtml(summaryOf(guide, readme))}</p>` : ''}</li>`,
     )
     .join('\n');
   return docsPage(
@@ -179,10 +180,24 @@ ${entries}
   );
 }
 
-/** The first sentence of a guide's first paragraph, for the index. */
-function summaryOf(paragraph: string): string {
-  const sentence = /^.+?[.:](?=\s|$)/.exec(paragraph)?.[0] ?? paragraph;
-  return sentence.length > 240 ? `${sentence.slice(0, 239)}…` : sentence;
+/**
+ * What the index says of each guide: its line in the README's "Where to look next" (`docs/x.md`
+ * in the first cell), or else the start of its first paragraph.
+ */
+function readmeSummaries(): Map<string, string> {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const summaries = new Map<string, string>();
+  for (const [, names = '', what = ''] of readme.matchAll(/^\|([^|]*docs\/[\w-]+\.md[^|]*)\|([^|]+)\|\s*$/gm)) {
+    for (const [, name = ''] of names.matchAll(/docs\/([\w-]+)\.md/g)) summaries.set(name, what.trim());
+  }
+  return summaries;
+}
+
+function summaryOf(guide: Guide, readme: ReadonlyMap<string, string>): string {
+  const line = readme.get(guide.name);
+  if (line) return `${line.charAt(0).toUpperCase()}${line.slice(1).replaceAll('`', '')}.`;
+  if (guide.summary.length <= 200) return guide.summary;
+  return `${guide.summary.slice(0, 200).replace(/\s+\S*$/, '')}…`;
 }
 
 /** Every error code the API declares (lib/errors.ts) must have its anchor on the errors page. */
