@@ -120,6 +120,13 @@ test('the share page, open and behind a password, and the collection page', asyn
   await passesAxe(t, page, 'share-wrong-password');
   await page.close();
 
+  // A state instead of files: the transfer is still uploading.
+  const waiting = await createTransfer(web.api, web.ws.keys.test, { files: [{ name: 'later.bin', size: 10 }] });
+  page = await open(waiting.share_url);
+  await page.getByRole('heading', { name: 'Still uploading' }).waitFor();
+  await passesAxe(t, page, 'share-uploading');
+  await page.close();
+
   const collection = await call('POST', '/v1/collections', {
     title: 'Launch kit',
     transfer_ids: [open1.transfer.id, locked.transfer.id],
@@ -212,4 +219,22 @@ test('with the keyboard alone, a sender sends a file end to end and the recipien
   ]);
   t.true((await bytesOf(download)).equals(bytes));
   await reader.close();
+});
+
+test('with the keyboard alone, a recipient unlocks a share behind a password and downloads its file', async (t) => {
+  const bytes = content(50_000);
+  const created = await activeTransfer({ password: 'correct horse' }, { 'locked.bin': bytes });
+  const page = await open(created.share_url);
+  await tabTo(t, page, (f) => f.id === 'password');
+  await page.keyboard.type('correct horse');
+  await page.keyboard.press('Enter');
+  const button = page.getByRole('button', { name: 'Download locked.bin' });
+  await button.waitFor();
+  await tabTo(t, page, (f) => f.name === 'Download locked.bin');
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: 30_000 }),
+    page.keyboard.press('Enter'),
+  ]);
+  t.true((await bytesOf(download)).equals(bytes));
+  await page.close();
 });
