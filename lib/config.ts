@@ -106,7 +106,8 @@ const schema = z
     API_HOST: z.string().default('127.0.0.1'),
     API_PORT: port.default(8080),
     PUBLIC_BASE_URL: z.url().optional(),
-    DOCS_BASE_URL: z.url().default('https://docs.valise.dev'),
+    // Unset: the instance's own documentation, served at /docs (api/plugins/web/docs.ts).
+    DOCS_BASE_URL: z.url().optional(),
     // Replaced by TRUST_PROXY_HOPS / TRUSTED_PROXIES: `true` is refused below, `false` is accepted and means nothing.
     TRUST_PROXY: z.stringbool().optional(),
     TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
@@ -303,14 +304,18 @@ const schema = z
 
 export type Config = ReturnType<typeof toConfig>;
 
+const publicBaseUrlOf = (env: z.infer<typeof schema>): string =>
+  env.PUBLIC_BASE_URL ?? `http://${env.API_HOST}:${env.API_PORT}`;
+
 function toConfig(env: z.infer<typeof schema>) {
   return {
     env: env.NODE_ENV,
     api: {
       host: env.API_HOST,
       port: env.API_PORT,
-      publicBaseUrl: env.PUBLIC_BASE_URL ?? `http://${env.API_HOST}:${env.API_PORT}`,
-      docsBaseUrl: env.DOCS_BASE_URL,
+      publicBaseUrl: publicBaseUrlOf(env),
+      /** Base of every error's `doc_url` and of /v1/welcome's `docs_url`: absolute, no trailing slash. */
+      docsBaseUrl: (env.DOCS_BASE_URL ?? `${publicBaseUrlOf(env)}/docs`).replace(/\/+$/, ''),
       /** Which hops of X-Forwarded-For are believed (api/client-ip.ts); neither set means none. */
       proxies: { hops: env.TRUST_PROXY_HOPS, addresses: env.TRUSTED_PROXIES },
       maxJsonBodyBytes: env.MAX_JSON_BODY_BYTES,

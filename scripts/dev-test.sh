@@ -29,6 +29,8 @@ sh scripts/node.sh scripts/temporal-search-attributes.ts
 npm run -s migrate >&2
 # The web pages load the built SDK (sdk/dist), as make test builds it.
 npx --no -- tsc -p sdk/tsconfig.json >&2
+# And the documentation at /docs, from this checkout's guides and routes.
+npm run -s build-docs >&2
 
 # The worker runs this checkout's code; it stops with the run.
 mkdir -p "$LOGS"

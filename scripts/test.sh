@@ -88,6 +88,9 @@ export_test_env valise_test valise-test
 
 log "test: migrating"
 npm run -s migrate
+# The documentation the API serves at /docs, which the docs and page tests read.
+log "test: building the documentation"
+npm run -s build-docs >&2
 spawn worker npm run -s worker
 log "test: worker started (log ${LOGS#"$ROOT"/}/worker.log)"
 

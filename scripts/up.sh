@@ -42,6 +42,8 @@ if [ "$OWN_POSTGRES" = 1 ] || [ "$OWN_REDIS" = 1 ]; then
 fi
 log "up: migrating"
 npm run -s migrate
+# The documentation the API serves at /docs (docs/web.md, "The documentation").
+npm run -s build-docs
 
 # A developer's webhook receiver runs on this machine (docs/webhooks.md, "Targets").
 export WEBHOOK_ALLOW_PRIVATE_TARGETS=${WEBHOOK_ALLOW_PRIVATE_TARGETS:-true}

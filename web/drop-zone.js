@@ -1,6 +1,8 @@
 // A file picker made of a visually hidden <input type="file"> and the zone that labels it: files
-// come from the picker, from a drop on the zone, or from the keyboard (Enter or Space on the
-// zone opens the picker). Shared by the sender page and the intake page.
+// come from the picker, from a drop on the zone, or from the keyboard. The input itself is the one
+// Tab stop (screen readers announce it as the file button it is; the zone shows its focus,
+// styles.css): Space opens the picker natively, Enter as the zone's text says.
+// Shared by the sender page and the intake page.
 
 /** Calls `addFiles` with the files chosen or dropped. */
 export function acceptFiles(dropZone, input, addFiles) {
@@ -14,17 +16,15 @@ export function acceptFiles(dropZone, input, addFiles) {
       dropZone.classList.add('dragging');
     });
   }
+  input.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter') return;
+    event.preventDefault(); // Enter would submit the form
+    input.click();
+  });
   dropZone.addEventListener('dragleave', () => dropZone.classList.remove('dragging'));
   dropZone.addEventListener('drop', (event) => {
     event.preventDefault();
     dropZone.classList.remove('dragging');
     addFiles([...(event.dataTransfer?.files ?? [])]);
-  });
-  dropZone.tabIndex = 0;
-  dropZone.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter' || event.key === ' ') {
-      event.preventDefault();
-      input.click();
-    }
   });
 }

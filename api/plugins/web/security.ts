@@ -7,10 +7,15 @@ import type { ResponseObject } from '@hapi/hapi';
 // one inline script allowed is a page's import map, by its hash: Chromium
 // loads no external import map.
 
-export function pagePolicy(publicBaseUrl: string, scriptHashes: readonly string[] = []): string {
+export function pagePolicy(
+  publicBaseUrl: string,
+  scriptHashes: readonly string[] = [],
+  extraDirectives: readonly string[] = [],
+): string {
   const api = new URL(publicBaseUrl).origin;
   return [
     "default-src 'self'",
+    ...extraDirectives,
     ...(scriptHashes.length > 0 ? [`script-src 'self' ${scriptHashes.map((hash) => `'${hash}'`).join(' ')}`] : []),
     `connect-src 'self' ${api}`,
     "img-src 'self' data:",
@@ -26,10 +31,11 @@ export function secureHtml(
   response: ResponseObject,
   publicBaseUrl: string,
   scriptHashes: readonly string[] = [],
+  extraDirectives: readonly string[] = [],
 ): ResponseObject {
   return response
     .type('text/html; charset=utf-8')
-    .header('Content-Security-Policy', pagePolicy(publicBaseUrl, scriptHashes))
+    .header('Content-Security-Policy', pagePolicy(publicBaseUrl, scriptHashes, extraDirectives))
     .header('Referrer-Policy', 'no-referrer')
     .header('X-Content-Type-Options', 'nosniff')
     .header('X-Frame-Options', 'DENY')
