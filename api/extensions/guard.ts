@@ -13,8 +13,8 @@ export async function onPostAuth(request: Request, h: ResponseToolkit): Promise<
   const { services } = request.server.app;
   const settings = routeSettings(request);
   const caller = request.auth.credentials?.app?.caller;
-  // A SCIM token spends its workspace's budget as a key of that environment would.
-  const tenant = caller ?? request.auth.credentials?.app?.scim;
+  // A SCIM or MCP token spends its workspace's budget as a key of that environment would.
+  const tenant = caller ?? request.auth.credentials?.app?.scim ?? request.auth.credentials?.app?.mcp?.caller;
   const rateClass = tenant ? (settings.rateClass ?? (request.method === 'get' ? 'read' : 'write')) : 'public';
   const draw = tenant
     ? {
