@@ -80,17 +80,22 @@ export const controlAnswer = Joi.alternatives(
   endpointDescriptor,
 ).label('McpControlAnswer');
 
-/** A JSON-RPC 2.0 message the transport answers (MCP, Streamable HTTP): one response, or a batch of them. */
-const jsonRpcResponse = Joi.object({
-  jsonrpc: Joi.string().valid('2.0').required(),
-  id: jsonRpcId,
-  result: Joi.object().unknown(true),
-  error: Joi.object({ code: Joi.number().integer().required(), message: Joi.string().required() })
-    .unknown(true)
-    .label('JsonRpcError'),
-})
-  .xor('result', 'error')
-  .label('JsonRpcResponse');
+/** A JSON-RPC 2.0 message the transport answers (MCP, Streamable HTTP): a result or an error, alone or in a batch. */
+const jsonRpcResponse = Joi.alternatives(
+  Joi.object({
+    jsonrpc: Joi.string().valid('2.0').required(),
+    id: jsonRpcId,
+    result: Joi.object().unknown(true).required(),
+  }).label('JsonRpcResult'),
+  Joi.object({
+    jsonrpc: Joi.string().valid('2.0').required(),
+    id: jsonRpcId,
+    error: Joi.object({ code: Joi.number().integer().required(), message: Joi.string().required() })
+      .unknown(true)
+      .required()
+      .label('JsonRpcErrorObject'),
+  }).label('JsonRpcError'),
+).label('JsonRpcResponse');
 export const transportAnswer = Joi.alternatives(jsonRpcResponse, Joi.array().items(jsonRpcResponse)).label(
   'McpTransportAnswer',
 );

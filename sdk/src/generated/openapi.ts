@@ -2719,23 +2719,33 @@ export interface Paths {
         | {
             jsonrpc: '2.0';
             id: string | number;
-            result?: { [key: string]: unknown };
-            error?: {
+            result: { [key: string]: unknown };
+          }
+        | {
+            jsonrpc: '2.0';
+            id: string | number;
+            error: {
               code: number;
               message: string;
               [key: string]: unknown;
             };
           }
-        | Array<{
-            jsonrpc: '2.0';
-            id: string | number;
-            result?: { [key: string]: unknown };
-            error?: {
-              code: number;
-              message: string;
-              [key: string]: unknown;
-            };
-          }>;
+        | Array<
+            | {
+                jsonrpc: '2.0';
+                id: string | number;
+                result: { [key: string]: unknown };
+              }
+            | {
+                jsonrpc: '2.0';
+                id: string | number;
+                error: {
+                  code: number;
+                  message: string;
+                  [key: string]: unknown;
+                };
+              }
+          >;
     };
   };
   '/v1/mcp/tokens': {
