@@ -81,7 +81,8 @@ export type OpenApiSettings = {
   mediaType?: string;
   /**
    * A JSON body the handler reads itself from the raw bytes (`payload.parse: false`), described by this
-   * schema in the document (the hosted MCP control endpoint parses leniently: docs/mcp.md).
+   * schema in the document (the hosted MCP control endpoint parses leniently, its transport hands the
+   * bytes to the MCP SDK: docs/mcp.md).
    */
   rawJsonBody?: Joi.Schema;
   /**

@@ -101,7 +101,7 @@ test('control: another method, no method, or a body that is not JSON gets the ba
     ['another method', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_transfers' } }],
     ['no method', { jsonrpc: '2.0', id: 2 }],
     ['invalid JSON', '{"jsonrpc": "2.0", "id": 3, "method": "initialize"'],
-    ['not JSON at all, as text', 'hello', { 'content-type': 'text/plain' }],
+    ['not JSON at all', 'hello'],
     ['a JSON array', [{ jsonrpc: '2.0', id: 4, method: 'ping' }]],
     ['an empty body', ''],
   ];

@@ -3,21 +3,27 @@ import { answerControl, ownEndpoint } from '../../../lib/mcp/control.ts';
 import { defineRoute, type NoInput } from '../../route.ts';
 import { mcpOrKeyCallerOf } from '../../types.ts';
 import { CONTROL_HEADER } from './hosted-descriptor.ts';
-import { controlAnswer, workspaceParams } from './schemas.ts';
+import { controlAnswer, jsonRpcId, workspaceParams } from './schemas.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A JSON-RPC request is small: what the control endpoint reads of a body at most. */
 const MAX_CONTROL_BYTES = 64 * 1024;
 
-/** The body as the spec describes it; the handler reads it itself, leniently (docs/mcp.md). */
-const controlRequest = Joi.object({
-  jsonrpc: Joi.string().description('Should be `2.0`.'),
-  id: Joi.alternatives(Joi.string(), Joi.number()).allow(null).description('Echoed in the answer; null when absent.'),
-  method: Joi.string().description('`initialize`, `tools/list` or `ping`; any other (or none) gets the descriptor.'),
-  params: Joi.object().unknown(true).description('Not validated.'),
-})
-  .unknown(true)
-  .label('McpControlRequest');
+/**
+ * The body as the spec describes it; the handler reads it itself, leniently (docs/mcp.md): anything
+ * else, JSON or not, is read as null and answered with the descriptor.
+ */
+const controlRequest = Joi.alternatives(
+  Joi.object({
+    jsonrpc: Joi.string().description('Should be `2.0`.'),
+    id: jsonRpcId.description('Echoed in the answer; null when absent.'),
+    method: Joi.string().description('`initialize`, `tools/list` or `ping`; any other (or none) gets the descriptor.'),
+    params: Joi.object().unknown(true).description('Not validated.'),
+  })
+    .unknown(true)
+    .label('McpControlRequest'),
+  Joi.any().description('Anything else: read as null, answered with the descriptor.'),
+).label('McpControlBody');
 
 export const hostedControlRoute = defineRoute<{ workspaceId: string }, NoInput, Buffer | null>({
   method: 'POST',

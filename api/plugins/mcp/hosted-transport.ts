@@ -2,7 +2,7 @@ import { ownEndpoint } from '../../../lib/mcp/control.ts';
 import { defineRoute, type NoInput } from '../../route.ts';
 import { mcpCallerOf } from '../../types.ts';
 import { answerTransport, transportRefusal } from './mcp-server.ts';
-import { transportAnswer, workspaceParams } from './schemas.ts';
+import { transportAnswer, transportMessage, workspaceParams } from './schemas.ts';
 
 /** A JSON-RPC message or batch of them; the SDK's own default bound is 4 MiB, tool calls are far smaller. */
 const MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -22,6 +22,7 @@ export const hostedTransportRoute = defineRoute<{ workspaceId: string }, NoInput
       valise: {
         sdk: { excluded: "the MCP protocol: its clients are MCP clients (the official MCP SDK's among them)" },
         openapi: {
+          rawJsonBody: transportMessage,
           errors: [403, 413, 415],
           statuses: { 202: 'Notifications or responses only: accepted, no body.' },
         },

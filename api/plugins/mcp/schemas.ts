@@ -43,13 +43,17 @@ export const endpointDescriptor = Joi.object({
     .required(),
 }).label('McpEndpointDescriptor');
 
-const jsonRpcId = Joi.alternatives(Joi.string(), Joi.number()).allow(null).required();
+/**
+ * A JSON-RPC id: a string, a number or null. Each alternative allows null itself: joi-to-json writes an
+ * `alternatives().allow(null)` as "one of them and null at once", which nothing matches.
+ */
+export const jsonRpcId = Joi.alternatives(Joi.string().allow(null), Joi.number().allow(null));
 
 /** What the control endpoint answers: a JSON-RPC 2.0 result (initialize, tools/list, ping), or the bare descriptor. */
 export const controlAnswer = Joi.alternatives(
   Joi.object({
     jsonrpc: Joi.string().valid('2.0').required(),
-    id: jsonRpcId,
+    id: jsonRpcId.required(),
     result: Joi.object({
       protocolVersion: Joi.string().valid(CONTROL_PROTOCOL_VERSION),
       serverInfo: Joi.object({ name: Joi.string().required(), version: Joi.string().required() }).label(
@@ -84,18 +88,31 @@ export const controlAnswer = Joi.alternatives(
 const jsonRpcResponse = Joi.alternatives(
   Joi.object({
     jsonrpc: Joi.string().valid('2.0').required(),
-    id: jsonRpcId,
+    id: jsonRpcId.required(),
     result: Joi.object().unknown(true).required(),
   }).label('JsonRpcResult'),
   Joi.object({
     jsonrpc: Joi.string().valid('2.0').required(),
-    id: jsonRpcId,
+    id: jsonRpcId.required(),
     error: Joi.object({ code: Joi.number().integer().required(), message: Joi.string().required() })
       .unknown(true)
       .required()
       .label('JsonRpcErrorObject'),
   }).label('JsonRpcError'),
 ).label('JsonRpcResponse');
+/** What an MCP client POSTs to the transport: a JSON-RPC request or notification, or a batch of them. */
+const jsonRpcMessage = Joi.object({
+  jsonrpc: Joi.string().valid('2.0').required(),
+  id: jsonRpcId.description('Absent for a notification.'),
+  method: Joi.string().required().description('`initialize`, `tools/list`, `tools/call`, `ping`, notifications…'),
+  params: Joi.object().unknown(true),
+})
+  .unknown(true)
+  .label('JsonRpcMessage');
+export const transportMessage = Joi.alternatives(jsonRpcMessage, Joi.array().items(jsonRpcMessage).min(1)).label(
+  'McpTransportMessage',
+);
+
 export const transportAnswer = Joi.alternatives(jsonRpcResponse, Joi.array().items(jsonRpcResponse)).label(
   'McpTransportAnswer',
 );

@@ -2538,21 +2538,23 @@ export interface Paths {
         /** The workspace's id: the credential's own, else 403. */
         workspaceId: string;
       };
-      body: {
-        /** Should be `2.0`. */
-        jsonrpc?: string;
-        /** Echoed in the answer; null when absent. */
-        id?: string | number;
-        /** `initialize`, `tools/list` or `ping`; any other (or none) gets the descriptor. */
-        method?: string;
-        /** Not validated. */
-        params?: { [key: string]: unknown };
-        [key: string]: unknown;
-      };
+      body:
+        | {
+            /** Should be `2.0`. */
+            jsonrpc?: string;
+            /** Echoed in the answer; null when absent. */
+            id?: string | null | number | null;
+            /** `initialize`, `tools/list` or `ping`; any other (or none) gets the descriptor. */
+            method?: string;
+            /** Not validated. */
+            params?: { [key: string]: unknown };
+            [key: string]: unknown;
+          }
+        | unknown;
       response:
         | {
             jsonrpc: '2.0';
-            id: string | number;
+            id: string | null | number | null;
             result: {
               protocolVersion?: '2024-11-05';
               serverInfo?: {
@@ -2715,15 +2717,34 @@ export interface Paths {
         /** The workspace's id: the credential's own, else 403. */
         workspaceId: string;
       };
+      body:
+        | {
+            jsonrpc: '2.0';
+            /** Absent for a notification. */
+            id?: string | null | number | null;
+            /** `initialize`, `tools/list`, `tools/call`, `ping`, notifications… */
+            method: string;
+            params?: { [key: string]: unknown };
+            [key: string]: unknown;
+          }
+        | Array<{
+            jsonrpc: '2.0';
+            /** Absent for a notification. */
+            id?: string | null | number | null;
+            /** `initialize`, `tools/list`, `tools/call`, `ping`, notifications… */
+            method: string;
+            params?: { [key: string]: unknown };
+            [key: string]: unknown;
+          }>;
       response:
         | {
             jsonrpc: '2.0';
-            id: string | number;
+            id: string | null | number | null;
             result: { [key: string]: unknown };
           }
         | {
             jsonrpc: '2.0';
-            id: string | number;
+            id: string | null | number | null;
             error: {
               code: number;
               message: string;
@@ -2733,12 +2754,12 @@ export interface Paths {
         | Array<
             | {
                 jsonrpc: '2.0';
-                id: string | number;
+                id: string | null | number | null;
                 result: { [key: string]: unknown };
               }
             | {
                 jsonrpc: '2.0';
-                id: string | number;
+                id: string | null | number | null;
                 error: {
                   code: number;
                   message: string;
