@@ -393,3 +393,38 @@ test("transport: another workspace's path, a revoked token and an API key are re
   t.is(garbage.status, 400);
   t.is(garbage.body.error.code, 'validation_error');
 });
+
+test("transport: a tool draws from its route's rate budget; the transport's messages from the read budget", async (t) => {
+  const limited = await startApi({ RATE_LIMIT_WRITE: '2' });
+  try {
+    const own = await limited.workspace('MCP rate');
+    const created = await limited.call('POST', '/v1/mcp/tokens', {
+      key: own.keys.live,
+      body: { scopes: ['transfers:read', 'transfers:write'] },
+    });
+    t.is(created.status, 201, created.text);
+    const client = new Client({ name: 'valise-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${limited.url}/v1/mcp/hosted/${own.workspace_id}/transport`), {
+        requestInit: { headers: { Authorization: `Bearer ${created.body.token}` } },
+      }),
+    );
+    try {
+      // The token's POST spent one write; one is left, for one transfer.
+      const file = { files: [{ name: 'a.bin', size: 1 }] };
+      t.false(resultOf(await client.callTool({ name: 'create_transfer', arguments: file })).isError);
+      const refused = resultOf(await client.callTool({ name: 'create_transfer', arguments: file }));
+      t.true(refused.isError);
+      t.is(refused.body.error.code, 'rate_limited');
+      t.true(refused.body.error.retry_after_seconds > 0);
+      // Reads still run: the transport's messages are not writes.
+      for (let i = 0; i < 3; i++) {
+        t.false(resultOf(await client.callTool({ name: 'list_transfers', arguments: {} })).isError);
+      }
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await limited.close();
+  }
+});

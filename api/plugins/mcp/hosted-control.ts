@@ -39,6 +39,8 @@ export const hostedControlRoute = defineRoute<{ workspaceId: string }, NoInput, 
     payload: { parse: false, output: 'data', maxBytes: MAX_CONTROL_BYTES, override: 'application/json' },
     plugins: {
       valise: {
+        // It reads a description: not a write's budget.
+        rateClass: 'read',
         audit: {
           action: 'mcp.control',
           resourceType: 'mcp_endpoint',

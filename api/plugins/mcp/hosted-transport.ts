@@ -20,6 +20,8 @@ export const hostedTransportRoute = defineRoute<{ workspaceId: string }, NoInput
     payload: { parse: false, output: 'data', maxBytes: MAX_MESSAGE_BYTES, allow: ['application/json'] },
     plugins: {
       valise: {
+        // A protocol message: each tool also draws from its own route's budget (docs/mcp.md, "Rate limits").
+        rateClass: 'read',
         sdk: { excluded: "the MCP protocol: its clients are MCP clients (the official MCP SDK's among them)" },
         openapi: {
           rawJsonBody: transportMessage,

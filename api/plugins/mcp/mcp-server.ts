@@ -1,3 +1,4 @@
+import type { RouteOptions, ServerRoute } from '@hapi/hapi';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -7,9 +8,11 @@ import { auditToolCall, type ToolCallOrigin } from '../../../lib/mcp/audit.ts';
 import { MCP_SERVICE_NAME, MCP_SERVICE_VERSION } from '../../../lib/mcp/control.ts';
 import type { McpCaller } from '../../../lib/mcp/tokens.ts';
 import { MCP_TOOLS } from '../../../lib/mcp/tools.ts';
+import { rateLimitExceeded } from '../../auth.ts';
 import { clientIp } from '../../client-ip.ts';
 import { answerTo } from '../../errors.ts';
-import { type AnyRequest, headerOf } from '../../types.ts';
+import { tenantBudget } from '../../extensions/guard.ts';
+import { type AnyRequest, headerOf, type RateClass } from '../../types.ts';
 import { TOOL_IMPLEMENTATIONS } from './tools.ts';
 
 // The hosted transport (docs/mcp.md, "The transport"): the official SDK's McpServer behind its
@@ -39,7 +42,13 @@ function toolError(error: DomainError): CallToolResult {
       {
         type: 'text',
         text: JSON.stringify({
-          error: { code: error.code, message: error.message, param: error.param, ...error.details },
+          error: {
+            code: error.code,
+            message: error.message,
+            param: error.param,
+            ...error.details,
+            ...(error.retryAfterSeconds === undefined ? {} : { retry_after_seconds: error.retryAfterSeconds }),
+          },
         }),
       },
     ],
@@ -65,7 +74,16 @@ async function callTool(
         details: { required_scope: info.requiredScope },
       });
     }
-    const ran = await TOOL_IMPLEMENTATIONS[outcome.tool].run({ services, caller: mcp.caller }, args);
+    const implementation = TOOL_IMPLEMENTATIONS[outcome.tool];
+    // The transport's POST drew from the read budget (it is a protocol message); a tool whose route is
+    // of another class (a write, an expensive read) draws from that budget as well, as the route would.
+    const rateClass = rateClassOf(implementation.route);
+    if (rateClass !== 'read') {
+      const budget = tenantBudget(request, mcp.caller, rateClass);
+      const drawn = await request.server.app.rateLimiter.take(budget.bucket, budget.limit);
+      if (!drawn.allowed) throw rateLimitExceeded(drawn, rateClass);
+    }
+    const ran = await implementation.run({ services, caller: mcp.caller }, args);
     await auditToolCall(services, mcp, origin, {
       ...outcome,
       statusCode: 200,
@@ -94,6 +112,12 @@ async function callTool(
     });
     return toolError(error);
   }
+}
+
+/** A route's class of rate budget, as the guard reads it (api/extensions/guard.ts). */
+function rateClassOf(route: ServerRoute): RateClass {
+  const declared = (route.options as RouteOptions).plugins?.valise?.rateClass;
+  return declared ?? (String(route.method).toLowerCase() === 'get' ? 'read' : 'write');
 }
 
 /** An MCP server offering every tool of the catalog, for one request of one caller. */
