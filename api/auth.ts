@@ -110,9 +110,13 @@ function authenticateApiKey(request: Request) {
 
 /** An MCP token's caller. Tokens are not cached: the address's failure budget is read before each lookup. */
 function authenticateMcp(request: Request) {
-  return withinFailureBudget(request, async (_ip, beforeDatabase) => {
+  return withinFailureBudget(request, async (ip, beforeDatabase) => {
     await beforeDatabase();
-    return authenticateMcpToken(request.server.app.services, headerOf(request, 'authorization'));
+    return authenticateMcpToken(request.server.app.services, headerOf(request, 'authorization'), {
+      ip,
+      userAgent: headerOf(request, 'user-agent') ?? null,
+      requestId: request.app.requestId,
+    });
   });
 }
 

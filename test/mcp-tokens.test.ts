@@ -53,6 +53,12 @@ test('a token is shown once, listed with its scopes and without its value, and r
   const refused = await describe(token, ws.workspace_id);
   t.is(refused.status, 401);
   t.is(refused.body.error.code, 'revoked_api_key');
+  // A known token refused is in the audit log, as a known key's failures are.
+  const failures = await api.call('GET', '/v1/audit?action=auth.failed&resource_type=mcp_token', { key: ws.keys.live });
+  t.like(
+    failures.body.data.find((entry: { resource_id: string }) => entry.resource_id === created.body.id),
+    { status: 'failure', actor_id: ws.user_id, metadata: { reason: 'revoked', count: 1 } },
+  );
   const again = await api.call('DELETE', `/v1/mcp/tokens/${created.body.id}`, { key: ws.keys.live });
   t.is(again.status, 200);
   t.is(again.body.revoked_at, revoked.body.revoked_at, 'revoking again changes nothing');

@@ -2,6 +2,7 @@ import { bearerValue } from '../api-keys/bearer.ts';
 import { authoriseGrant } from '../api-keys/service.ts';
 import { hashKeyValue, sameHash } from '../api-keys/values.ts';
 import { randomBase62 } from '../crypto/secrets.ts';
+import { createAuditQueries } from '../db/queries/audit.ts';
 import { createMcpTokenQueries, type McpTokenRow } from '../db/queries/mcp-tokens.ts';
 import { DomainError, notFound } from '../errors.ts';
 import type { PageQuery } from '../pagination.ts';
@@ -95,12 +96,12 @@ export async function revokeMcpToken(services: Services, caller: Caller, id: str
  * bearer, `invalid_api_key` for an unknown value, `revoked_api_key` for a revoked token (or one whose
  * member was deactivated), `expired_api_key` past its expiry.
  */
-export async function authenticateMcpToken(services: Services, header: string | undefined): Promise<McpCaller> {
+export async function authenticateMcpToken(
+  services: Services,
+  header: string | undefined,
+  origin: TokenOrigin,
+): Promise<McpCaller> {
   const value = bearerValue(header, { name: 'MCP token', placeholder: '<MCP_TOKEN>' });
-  return authenticateMcpTokenValue(services, value);
-}
-
-export async function authenticateMcpTokenValue(services: Services, value: string): Promise<McpCaller> {
   if (!TOKEN_PATTERN.test(value)) throw new DomainError('invalid_api_key', 'The MCP token is not valid.');
   const hash = hashKeyValue(services.keys.apiKeyPepper, value);
   const queries = createMcpTokenQueries(services.db);
@@ -108,12 +109,20 @@ export async function authenticateMcpTokenValue(services: Services, value: strin
   if (!token || !sameHash(token.token_hash, hash)) {
     throw new DomainError('invalid_api_key', 'The MCP token is not valid.');
   }
-  if (token.revoked_at) throw new DomainError('revoked_api_key', 'This MCP token has been revoked.');
+  const fail = async (reason: string, error: DomainError) => {
+    await auditFailure(services, token, origin, reason);
+    return error;
+  };
+  if (token.revoked_at)
+    throw await fail('revoked', new DomainError('revoked_api_key', 'This MCP token has been revoked.'));
   if (!token.user_active) {
-    throw new DomainError('revoked_api_key', 'The member this MCP token acts for has been deactivated.');
+    throw await fail(
+      'member_inactive',
+      new DomainError('revoked_api_key', 'The member this MCP token acts for has been deactivated.'),
+    );
   }
   if (token.expires_at && token.expires_at.getTime() <= Date.now()) {
-    throw new DomainError('expired_api_key', 'This MCP token has expired.');
+    throw await fail('expired', new DomainError('expired_api_key', 'This MCP token has expired.'));
   }
   await queries.touch(token.id);
   return {
@@ -127,4 +136,33 @@ export async function authenticateMcpTokenValue(services: Services, value: strin
       scopes: token.scopes,
     },
   };
+}
+
+/** Where a request with a token comes from, for the audit of its failures. */
+export type TokenOrigin = { ip: string; userAgent: string | null; requestId: string };
+
+/**
+ * A known token refused (revoked, expired, its member deactivated) writes `auth.failed`, as a known
+ * API key does (docs/api-keys.md): collapsed to one entry per token, reason, address and hour.
+ */
+async function auditFailure(services: Services, token: McpTokenRow, origin: TokenOrigin, reason: string) {
+  const at = new Date();
+  await createAuditQueries(services.db).insertCollapsed(
+    {
+      workspaceId: token.workspace_id,
+      environment: token.environment,
+      actorId: token.user_id,
+      apiKeyId: token.issued_by_api_key_id,
+      action: 'auth.failed',
+      resourceType: 'mcp_token',
+      resourceId: token.id,
+      ipAddress: origin.ip,
+      userAgent: origin.userAgent?.slice(0, 512) ?? null,
+      status: 'failure',
+      requestId: origin.requestId,
+      metadata: { reason },
+    },
+    JSON.stringify(['auth.failed', token.id, reason, origin.ip, at.toISOString().slice(0, 13)]),
+    at,
+  );
 }
