@@ -2,6 +2,7 @@ import type { Request, Server } from '@hapi/hapi';
 import { authenticate } from '../lib/api-keys/authenticate.ts';
 import { DomainError, type ErrorCode } from '../lib/errors.ts';
 import { authenticateSubmitter } from '../lib/intakes/publishable-keys.ts';
+import { authenticateMcpToken, looksLikeMcpToken } from '../lib/mcp/tokens.ts';
 import { addressBucket } from '../lib/net/address-bucket.ts';
 import { authenticateScimToken } from '../lib/scim/tokens.ts';
 import { clientIp } from './client-ip.ts';
@@ -95,18 +96,35 @@ async function withinFailureBudget<T>(
   }
 }
 
+/** An API key's caller, under the address's budget of failed authentications. */
+function authenticateApiKey(request: Request) {
+  return withinFailureBudget(request, (ip, beforeDatabase) =>
+    authenticate(request.server.app.services, headerOf(request, 'authorization'), {
+      ip,
+      userAgent: headerOf(request, 'user-agent') ?? null,
+      requestId: request.app.requestId,
+      beforeDatabase,
+    }),
+  );
+}
+
+/** An MCP token's caller. Tokens are not cached: the address's failure budget is read before each lookup. */
+function authenticateMcp(request: Request) {
+  return withinFailureBudget(request, async (ip, beforeDatabase) => {
+    await beforeDatabase();
+    return authenticateMcpToken(request.server.app.services, headerOf(request, 'authorization'), {
+      ip,
+      userAgent: headerOf(request, 'user-agent') ?? null,
+      requestId: request.app.requestId,
+    });
+  });
+}
+
 /** The `api-key` scheme, the default: Bearer keys, resolved by lib/api-keys/authenticate.ts. */
 export function registerApiKeyAuth(server: Server) {
   server.auth.scheme('api-key', () => ({
     authenticate: async (request, h) => {
-      const caller = await withinFailureBudget(request, (ip, beforeDatabase) =>
-        authenticate(request.server.app.services, headerOf(request, 'authorization'), {
-          ip,
-          userAgent: headerOf(request, 'user-agent') ?? null,
-          requestId: request.app.requestId,
-          beforeDatabase,
-        }),
-      );
+      const caller = await authenticateApiKey(request);
       return h.authenticated({ credentials: { app: { caller } } });
     },
   }));
@@ -147,4 +165,23 @@ export function registerApiKeyAuth(server: Server) {
     },
   }));
   server.auth.strategy('scim-token', 'scim-token');
+
+  // MCP tokens (`svc_mcp_…`) open the MCP routes of their workspace only (docs/mcp.md): the transport
+  // takes nothing else, and every other route refuses them as an unknown key (their value has no API
+  // key's shape). The control endpoint takes either an MCP token or an API key.
+  server.auth.scheme('mcp-token', () => ({
+    authenticate: async (request, h) =>
+      h.authenticated({ credentials: { app: { mcp: await authenticateMcp(request) } } }),
+  }));
+  server.auth.strategy('mcp-token', 'mcp-token');
+  server.auth.scheme('mcp-control', () => ({
+    authenticate: async (request, h) => {
+      const bearer = /^Bearer\s+(\S+)/i.exec(headerOf(request, 'authorization') ?? '')?.[1];
+      if (bearer !== undefined && looksLikeMcpToken(bearer)) {
+        return h.authenticated({ credentials: { app: { mcp: await authenticateMcp(request) } } });
+      }
+      return h.authenticated({ credentials: { app: { caller: await authenticateApiKey(request) } } });
+    },
+  }));
+  server.auth.strategy('mcp-control', 'mcp-control');
 }

@@ -218,8 +218,15 @@ const SCIM_ERROR_DESCRIPTIONS: Record<number, string> = {
   500: 'Something went wrong on our side.',
 };
 
-/** The security scheme of routes authenticated by another strategy than the API key (`options.auth`). */
-const SCHEME_OF_STRATEGY: Record<string, string> = { 'scim-token': 'scimToken' };
+/**
+ * The security schemes of routes authenticated by another strategy than the API key (`options.auth`),
+ * the first the one whose errors the route answers (an MCP control endpoint also takes API keys).
+ */
+const SCHEMES_OF_STRATEGY: Record<string, readonly [string, ...string[]]> = {
+  'scim-token': ['scimToken'],
+  'mcp-token': ['mcpToken'],
+  'mcp-control': ['bearer', 'mcpToken'],
+};
 
 const SECURITY_SCHEMES: Record<string, { type: 'http'; scheme: 'bearer'; description: string }> = {
   bearer: { type: 'http', scheme: 'bearer', description: 'An API key: svc_live_…, svc_test_…' },
@@ -228,6 +235,12 @@ const SECURITY_SCHEMES: Record<string, { type: 'http'; scheme: 'bearer'; descrip
     scheme: 'bearer',
     description:
       'A SCIM token (`scim_…`), created with POST /v1/scim/tokens and given to an identity provider: it opens the SCIM protocol routes of its workspace and nothing else. API keys are refused there (401).',
+  },
+  mcpToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'An MCP token (`svc_mcp_…`), created with POST /v1/mcp/tokens and given to an MCP client: it opens the hosted MCP endpoint of its workspace (the control endpoint and the transport) and nothing else; other routes refuse it (401).',
   },
 };
 
@@ -265,11 +278,11 @@ export function buildOpenApiDocument(server: Server) {
     const valise: RouteSettings = settings.plugins?.valise ?? {};
     const validate = (settings.validate ?? {}) as Validate;
     const isPublic = (settings.auth as unknown) === false;
-    const scheme = securitySchemeOf(route);
+    const schemes = securitySchemesOf(route);
     const operation: Operation = {
       operationId: settings.id,
       summary: settings.description,
-      description: [settings.notes, access(isPublic, scheme, valise.scope)].filter(Boolean).join('\n\n'),
+      description: [settings.notes, access(isPublic, schemes, valise.scope)].filter(Boolean).join('\n\n'),
       tags: settings.tags.filter((t) => t !== 'api'),
       parameters: [
         ...parameters(validate.params, 'path'),
@@ -278,11 +291,13 @@ export function buildOpenApiDocument(server: Server) {
       ],
     };
     const mediaType = valise.openapi?.mediaType ?? JSON_MEDIA_TYPE;
-    const body = requestBody(validate, settings.payload as RouteOptionsPayload | undefined, route.method, mediaType);
+    const body = valise.openapi?.rawJsonBody
+      ? { content: { [mediaType]: { schema: toSchema(valise.openapi.rawJsonBody) } } }
+      : requestBody(validate, settings.payload as RouteOptionsPayload | undefined, route.method, mediaType);
     if (body) operation.requestBody = body;
     operation.responses = responses(route, valise);
     if (valise.openapi?.errorBody === 'scim') for (const status of errorStatuses(route)) scimErrors.add(status);
-    operation.security = isPublic ? [] : [{ [scheme]: [] }];
+    operation.security = isPublic ? [] : schemes.map((name) => ({ [name]: [] }));
     if (valise.scope) operation['x-required-scope'] = valise.scope;
     if (valise.sdk) operation['x-sdk-excluded'] = valise.sdk.excluded;
     if (valise.deprecated) {
@@ -359,11 +374,16 @@ function errorResponse(status: number, description: string, mediaType: string, s
 
 const scimErrorResponseName = (status: number) => `Scim${ERROR_RESPONSES[status]?.name ?? status}`;
 
-/** The security scheme a route's callers present: its authentication strategy's, else an API key. */
-function securitySchemeOf(route: RouteEntry): string {
+/** The security schemes a route's callers may present: its authentication strategy's, else an API key. */
+function securitySchemesOf(route: RouteEntry): readonly [string, ...string[]] {
   const strategies = (route.settings.auth as { strategies?: string[] } | false | undefined) || undefined;
-  const strategy = strategies?.strategies?.find((name) => SCHEME_OF_STRATEGY[name]);
-  return strategy ? (SCHEME_OF_STRATEGY[strategy] ?? 'bearer') : 'bearer';
+  const strategy = strategies?.strategies?.find((name) => SCHEMES_OF_STRATEGY[name]);
+  return (strategy && SCHEMES_OF_STRATEGY[strategy]) || ['bearer'];
+}
+
+/** The security scheme whose refusals a route answers: the first of its schemes. */
+function securitySchemeOf(route: RouteEntry): string {
+  return securitySchemesOf(route)[0];
 }
 
 /** The envelope, with `error` required: every error answer carries it. */
@@ -373,9 +393,12 @@ function errorSchema(): JsonSchema {
   return schema;
 }
 
-function access(isPublic: boolean, scheme: string, scope: string | undefined): string {
+function access(isPublic: boolean, schemes: readonly string[], scope: string | undefined): string {
+  const [scheme] = schemes;
   if (isPublic) return 'Public: no API key.';
+  if (schemes.length > 1) return 'Requires an API key or an MCP token (`svc_mcp_…`); any scope.';
   if (scheme === 'scimToken') return 'Requires a SCIM token (`scim_…`); API keys are refused (401).';
+  if (scheme === 'mcpToken') return 'Requires an MCP token (`svc_mcp_…`); API keys are refused (401).';
   return scope
     ? `Requires an API key holding the \`${scope}\` scope (403 \`scope_missing\` otherwise).`
     : 'Requires an API key; any scope.';

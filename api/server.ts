@@ -16,6 +16,7 @@ import { foldersPlugin } from './plugins/folders/index.ts';
 import { gdprPlugin } from './plugins/gdpr/index.ts';
 import { intakesPlugin } from './plugins/intakes/index.ts';
 import { legalPlugin } from './plugins/legal/index.ts';
+import { mcpPlugin } from './plugins/mcp/index.ts';
 import { metaPlugin } from './plugins/meta/index.ts';
 import { recipientsPlugin } from './plugins/recipients/index.ts';
 import { rulesPlugin } from './plugins/rules/index.ts';
@@ -44,6 +45,8 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
           'X-Request-Id',
           'X-Service-Api-Version',
           'X-Service-Idempotent-Replay',
+          // The hosted MCP control endpoint's (docs/mcp.md).
+          'X-Service-MCP-Hosted',
           'X-RateLimit-Limit',
           'X-RateLimit-Remaining',
           'X-RateLimit-Reset',
@@ -88,6 +91,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     scimPlugin,
     billingPlugin,
     analyticsPlugin,
+    mcpPlugin,
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their
   // routes bound themselves (idle and request timeouts, docs/transfers.md). JSON routes are

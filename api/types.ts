@@ -1,6 +1,8 @@
 import type { Request } from '@hapi/hapi';
+import type Joi from 'joi';
 import type { RecordOwner } from '../lib/db/queries/idempotency.ts';
 import type { Submitter } from '../lib/intakes/publishable-keys.ts';
+import type { McpCaller } from '../lib/mcp/tokens.ts';
 import type { ScimCaller } from '../lib/scim/tokens.ts';
 import type { ScimOperation, ScimResourceType } from '../lib/scim/vocabulary.ts';
 import type { Services } from '../lib/services.ts';
@@ -27,6 +29,11 @@ export type RouteSettings = {
      * ids and settings read from it, never secrets.
      */
     metadata?: (request: Request) => Record<string, unknown>;
+    /**
+     * The entry's resource id, when neither the path's `id` nor the answer's `id` is it (the control
+     * endpoint of the hosted MCP echoes a JSON-RPC `id`, which names no resource): null for none.
+     */
+    resourceId?: (request: Request) => string | null;
   };
   /** A SCIM route (`scim-token` strategy): the SCIM audit event each call writes (api/extensions/scim-audit.ts). */
   scim?: { operation: ScimOperation; resourceType: ScimResourceType };
@@ -73,6 +80,12 @@ export type OpenApiSettings = {
    */
   mediaType?: string;
   /**
+   * A JSON body the handler reads itself from the raw bytes (`payload.parse: false`), described by this
+   * schema in the document (the hosted MCP control endpoint parses leniently, its transport hands the
+   * bytes to the MCP SDK: docs/mcp.md).
+   */
+  rawJsonBody?: Joi.Schema;
+  /**
    * The body of its error answers: the API's envelope (`components/schemas/Error`), or RFC 7644's
    * SCIM error (`components/schemas/ScimError`, what api/errors.ts `renderScimError` writes).
    */
@@ -98,6 +111,8 @@ declare module '@hapi/hapi' {
     submitter?: Submitter;
     /** A SCIM token's caller (the `scim-token` strategy, /v1/scim/Users and /v1/scim/Groups). */
     scim?: ScimCaller;
+    /** An MCP token's caller (the `mcp-token` and `mcp-control` strategies, /v1/mcp/hosted). */
+    mcp?: McpCaller;
   }
   interface RequestApplicationState {
     requestId: string;
@@ -140,4 +155,15 @@ export function submitterOf(request: AnyRequest): Submitter {
   if (!submitter)
     throw new Error(`Route ${request.route.path} reads a submitter but has no publishable-key authentication`);
   return submitter;
+}
+
+export function mcpCallerOf(request: AnyRequest): McpCaller {
+  const mcp = request.auth.credentials?.app?.mcp;
+  if (!mcp) throw new Error(`Route ${request.route.path} reads an MCP caller but has no MCP token authentication`);
+  return mcp;
+}
+
+/** Whom a request to the hosted MCP endpoint speaks for: an MCP token's caller or an API key's. */
+export function mcpOrKeyCallerOf(request: AnyRequest): Caller {
+  return request.auth.credentials?.app?.mcp?.caller ?? callerOf(request);
 }

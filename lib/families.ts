@@ -9,6 +9,7 @@ import type { Family } from './family.ts';
 import { gdprFamily } from './gdpr/family.ts';
 import { intakesFamily } from './intakes/family.ts';
 import { legalFamily } from './legal/family.ts';
+import { mcpFamily } from './mcp/family.ts';
 import { recipientsFamily } from './recipients/family.ts';
 import { rulesFamily } from './rules/family.ts';
 import { scimFamily } from './scim/family.ts';
@@ -36,6 +37,7 @@ export const FAMILIES: readonly Family[] = [
   scimFamily,
   billingFamily,
   analyticsFamily,
+  mcpFamily,
 ];
 
 /** Every family's stored files, for the sweeper. */

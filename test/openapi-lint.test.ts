@@ -111,11 +111,16 @@ test('every operation lists its error responses with the envelope (or the SCIM e
       t.regex(operation.description ?? '', /Public: no API key\./, `${key}: public, and says so`);
       t.falsy(operation.responses['401'], `${key}: public, yet documents 401`);
     } else {
+      // One credential, or alternatives (the hosted MCP control endpoint takes an API key or an MCP token).
       t.true(
-        operation.security?.length === 1 &&
-          ['bearer', 'scimToken'].includes(Object.keys(operation.security[0] ?? {})[0] ?? ''),
+        (operation.security?.length ?? 0) >= 1 &&
+          (operation.security ?? []).every((requirement) =>
+            ['bearer', 'scimToken', 'mcpToken'].includes(Object.keys(requirement ?? {})[0] ?? ''),
+          ),
         `${key}: security ${JSON.stringify(operation.security)}`,
       );
+      const mcpOnly = operation.security?.length === 1 && 'mcpToken' in (operation.security[0] as object);
+      if (mcpOnly) t.regex(operation.description ?? '', /Requires an MCP token/, `${key}: says it takes an MCP token`);
       if (scim) t.regex(operation.description ?? '', /Requires a SCIM token/, `${key}: says it takes a SCIM token`);
       t.truthy(operation.responses['401'], `${key}: 401`);
       // A SCIM token has no scope: it opens every SCIM protocol route of its workspace, or none.

@@ -203,6 +203,11 @@ async function makeFixtures(): Promise<{ ids: Fixtures; owned: string[] }> {
     api.call('POST', '/v1/scim/tokens', { key, body: { name: 'A IdP', mfa_code: await a.nextMfa() } }),
     'SCIM token',
   );
+  const mcpToken = await ok(
+    201,
+    api.call('POST', '/v1/mcp/tokens', { key, body: { name: 'A agent', scopes: ['transfers:read'] } }),
+    'MCP token',
+  );
   // One SCIM operation, so that A's SCIM audit names A's token.
   await ok(200, api.call('GET', '/v1/scim/Users', { key: scimToken.token }), 'SCIM list');
 
@@ -256,6 +261,7 @@ async function makeFixtures(): Promise<{ ids: Fixtures; owned: string[] }> {
     '/v1/intakes id': intake.id,
     '/v1/intakes docId': submitted.document.id,
     '/v1/intakes keyId': intake.publishable_key.id,
+    '/v1/mcp id': mcpToken.id,
     '/v1/recipients id': recipient.id,
     '/v1/rules id': rule.id,
     '/v1/scim id': scimToken.id,

@@ -124,6 +124,7 @@ async function makeEverything(key: string) {
     201,
     'api key',
   );
+  await ok(call('POST', '/v1/mcp/tokens', { name: 'Agent', scopes: ['transfers:read'] }), 201, 'MCP token');
   // Last, so that it holds everything above: an export, sealed in the bucket.
   const exported = await ok(call('POST', '/v1/gdpr/exports', {}), 202, 'gdpr export');
   await eventually(async () => {

@@ -26,7 +26,13 @@ export async function auditRequest(request: Request, status: number, body: unkno
     action: settings?.action ?? `${request.method.toUpperCase()} ${request.route.path}`,
     resourceType: settings?.resourceType ?? null,
     // The path id is recorded only when it is a well-formed id: a rejected request's raw params are arbitrary bytes.
-    resourceId: params.id && RESOURCE_ID.test(params.id) ? params.id : status < 400 ? bodyId : null,
+    resourceId: settings?.resourceId
+      ? settings.resourceId(request)
+      : params.id && RESOURCE_ID.test(params.id)
+        ? params.id
+        : status < 400
+          ? bodyId
+          : null,
     ipAddress: clientIp(request, services.config),
     userAgent: headerOf(request, 'user-agent')?.slice(0, 512) ?? null,
     status: status < 400 ? 'success' : 'failure',

@@ -49,6 +49,7 @@ Account
   gdpr acceptances      Your acceptance of each legal document
   scim tokens create|ls|revoke     SCIM tokens for Entra ID or Okta (--mfa-code CODE)
   scim audit            What identity providers did  --operation OP --limit N
+  mcp tokens create|ls|revoke      MCP tokens for an MCP client  --scope SCOPE… (--mfa-code CODE)
   billing subscription|invoices    The plan, usage this period and invoices
   billing events        Payment-processor events  --type T --since T --limit N --raw
 

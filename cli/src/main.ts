@@ -12,6 +12,7 @@ import { intake } from './commands/intake.ts';
 import { keys } from './commands/keys.ts';
 import { listen } from './commands/listen.ts';
 import { login, logout, whoami } from './commands/login.ts';
+import { mcp } from './commands/mcp.ts';
 import { recipients } from './commands/recipients.ts';
 import { scim } from './commands/scim.ts';
 import { resume, send } from './commands/send.ts';
@@ -43,6 +44,7 @@ const COMMANDS: Record<string, Command> = {
   audit,
   analytics,
   scim,
+  mcp,
   collections,
   recipients,
   intake,

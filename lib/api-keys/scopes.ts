@@ -26,6 +26,7 @@ export const SCOPES = [
   'analytics:read',
   'gdpr:export',
   'billing:read',
+  'mcp:manage',
   'members:manage',
   'sessions:manage',
   'domains:manage',

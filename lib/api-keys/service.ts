@@ -293,8 +293,11 @@ export function resolveScopes(keyType: KeyType, scopes: string[] | undefined): s
   return [...new Set(scopes ?? DEFAULT_SCOPES)];
 }
 
-/** A key never grants more than its creator holds, and sensitive scopes need a fresh TOTP code. */
-async function authoriseGrant(
+/**
+ * A key never grants more than its creator holds, and sensitive scopes need a fresh TOTP code: the
+ * same rule for anything a key mints with scopes (an API key, an MCP token, docs/mcp.md).
+ */
+export async function authoriseGrant(
   services: Services,
   caller: Caller,
   keyType: KeyType,

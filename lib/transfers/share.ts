@@ -34,7 +34,13 @@ const MESSAGES: Record<BlockedReason, string> = {
   scan_failed: 'These files could not be verified after their upload, so the transfer was removed.',
 };
 
-export function blockedReason(transfer: TransferRow, nowMs = Date.now()): BlockedReason | null {
+/** What blockedReason reads of a transfer: a row, or a transfer as presented to its owner. */
+export type DownloadState = Pick<
+  TransferRow,
+  'status' | 'status_reason' | 'expires_at' | 'approval_status' | 'max_downloads' | 'total_downloads'
+>;
+
+export function blockedReason(transfer: DownloadState, nowMs = Date.now()): BlockedReason | null {
   if (transfer.status === 'expired' || (transfer.status === 'active' && transfer.expires_at.getTime() <= nowMs)) {
     return 'expired';
   }

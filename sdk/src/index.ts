@@ -9,6 +9,7 @@ import { Folders } from './resources/folders.ts';
 import { Gdpr } from './resources/gdpr.ts';
 import { Intakes } from './resources/intakes.ts';
 import { Legal } from './resources/legal.ts';
+import { Mcp } from './resources/mcp.ts';
 import { Meta } from './resources/meta.ts';
 import { Recipients } from './resources/recipients.ts';
 import { Rules } from './resources/rules.ts';
@@ -46,6 +47,7 @@ export class Valise {
   readonly gdpr: Gdpr;
   readonly scim: Scim;
   readonly billing: Billing;
+  readonly mcp: Mcp;
 
   constructor(options: ValiseOptions) {
     const http = new HttpClient(options);
@@ -67,6 +69,7 @@ export class Valise {
     this.gdpr = new Gdpr(http);
     this.scim = new Scim(http);
     this.billing = new Billing(http);
+    this.mcp = new Mcp(http);
   }
 }
 

@@ -96,6 +96,12 @@ export const ROUTES = {
   'billing.invoices': 'GET /v1/billing/invoices',
   'billing.processorEvents': 'GET /v1/billing/processor-events',
 
+  'mcp.listTokens': 'GET /v1/mcp/tokens',
+  'mcp.createToken': 'POST /v1/mcp/tokens',
+  'mcp.revokeToken': 'DELETE /v1/mcp/tokens/{id}',
+  'mcp.describe': 'GET /v1/mcp/hosted/{workspaceId}',
+  'mcp.control': 'POST /v1/mcp/hosted/{workspaceId}',
+
   'collections.list': 'GET /v1/collections',
   'collections.create': 'POST /v1/collections',
   'collections.get': 'GET /v1/collections/{id}',

@@ -187,7 +187,7 @@ export function createOpenApiValidator(document: OpenApiDocument) {
         problems.push(
           `${where}: sent ${type ?? 'no content type'}, documented ${Object.keys(body.content).join(', ')}`,
         );
-      } else if (isJson(type)) {
+      } else if (isJson(type) && exchange.requestBody !== undefined) {
         const validate = schemaAt(`${entry.pointer}/requestBody/content/${pointerSegment(type)}/schema`);
         if (!validate(exchange.requestBody)) problems.push(`${where}: request body: ${errorsOf(validate)}`);
       }
@@ -196,6 +196,14 @@ export function createOpenApiValidator(document: OpenApiDocument) {
   };
 
   return { check, find };
+}
+
+function jsonOrUndefined(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The exchange a finished request had, as the validator reads it. */
@@ -214,9 +222,10 @@ export function exchangeOf(request: Request): Exchange | undefined {
   let requestBody: unknown;
   if (isJson(mediaType(requestContentType))) {
     requestBody = orig?.payload ?? request.payload;
-    if (Buffer.isBuffer(requestBody) || typeof (requestBody as { pipe?: unknown })?.pipe === 'function') {
-      requestBody = undefined;
-    }
+    // A JSON body its route reads raw (`payload.parse: false`, the hosted MCP endpoint's) is read here
+    // as the route reads it; bytes that are no JSON are left unread (undefined: not held).
+    if (Buffer.isBuffer(requestBody)) requestBody = jsonOrUndefined(requestBody);
+    else if (typeof (requestBody as { pipe?: unknown })?.pipe === 'function') requestBody = undefined;
   }
   const responseContentType = (response.headers['content-type'] as string | undefined) ?? undefined;
   let responseBody: unknown;
@@ -257,6 +266,9 @@ export function checkTrafficAgainstOpenApi(server: Server, document?: OpenApiDoc
     const exchange = exchangeOf(request);
     // A path no route has (404 from hapi's router) is no operation of the document.
     if (!exchange || request.route.path === '/{p*}' || (request.route.method as string) === '_special') return;
+    // The document is the routes tagged `api`: a protocol's own answer outside it (the MCP transport's
+    // 405 to a GET, which asks for a stream it does not offer) is no operation of it.
+    if (!request.route.settings.tags?.includes('api')) return;
     state.checked += 1;
     record?.push(exchange);
     for (const problem of validator.check(exchange)) state.violations.push(`${problem} [${request.app.requestId}]`);

@@ -41,6 +41,7 @@ export const welcomeRoute = defineRoute({
         svc_sandbox_: 'sandbox, isolated, auto-purged after 24 hours (its keys included)',
         svc_rk_live_: 'live, restricted',
         svc_rk_test_: 'test, restricted',
+        svc_mcp_: 'MCP token: the hosted MCP endpoint of its workspace only',
       },
       server_time: new Date(),
     };

@@ -242,6 +242,7 @@ export interface Paths {
           | 'analytics:read'
           | 'gdpr:export'
           | 'billing:read'
+          | 'mcp:manage'
           | 'members:manage'
           | 'sessions:manage'
           | 'domains:manage'
@@ -340,6 +341,7 @@ export interface Paths {
           | 'analytics:read'
           | 'gdpr:export'
           | 'billing:read'
+          | 'mcp:manage'
           | 'members:manage'
           | 'sessions:manage'
           | 'domains:manage'
@@ -2459,6 +2461,432 @@ export interface Paths {
         body: string;
         published_at: string;
       };
+    };
+  };
+  '/v1/mcp/hosted/{workspaceId}': {
+    /** The workspace's hosted MCP endpoint descriptor (health probe) */
+    get: {
+      path: {
+        /** The workspace's id: the credential's own, else 403. */
+        workspaceId: string;
+      };
+      response: {
+        object: 'mcp_endpoint';
+        workspace_id: string;
+        environment: 'live' | 'test' | 'sandbox';
+        service: {
+          name: 'valise';
+          version: '1.0.0';
+        };
+        protocol_version: '2024-11-05';
+        endpoint_url: string;
+        transport: {
+          type: 'streamable-http';
+          url: string;
+          authentication: string;
+        };
+        tools: Array<{
+          name:
+            | 'list_transfers'
+            | 'create_transfer'
+            | 'get_transfer_status'
+            | 'revoke_transfer'
+            | 'list_intakes'
+            | 'list_intake_documents'
+            | 'list_vaults'
+            | 'list_vault_items'
+            | 'search_audit_log'
+            | 'analytics_summary';
+          description: string;
+          required_scope:
+            | 'transfers:read'
+            | 'transfers:write'
+            | 'transfers:manage'
+            | 'folders:manage'
+            | 'collections:read'
+            | 'collections:write'
+            | 'collections:manage'
+            | 'coffres:read'
+            | 'coffres:write'
+            | 'coffres:manage'
+            | 'intake:read'
+            | 'intake:write'
+            | 'intake_read'
+            | 'recipients:read'
+            | 'recipients:write'
+            | 'webhooks:read'
+            | 'webhooks:manage'
+            | 'api_keys:manage'
+            | 'audit:read'
+            | 'audit:export'
+            | 'analytics:read'
+            | 'gdpr:export'
+            | 'billing:read'
+            | 'mcp:manage'
+            | 'members:manage'
+            | 'sessions:manage'
+            | 'domains:manage'
+            | 'workspace:manage'
+            | 'workspace:billing'
+            | '*';
+        }>;
+      };
+    };
+    /** The workspace's hosted MCP control endpoint (JSON-RPC 2.0) */
+    post: {
+      path: {
+        /** The workspace's id: the credential's own, else 403. */
+        workspaceId: string;
+      };
+      body:
+        | {
+            /** Should be `2.0`. */
+            jsonrpc?: string;
+            /** Echoed in the answer; null when absent. */
+            id?: string | null | number | null;
+            /** `initialize`, `tools/list` or `ping`; any other (or none) gets the descriptor. */
+            method?: string;
+            /** Not validated. */
+            params?: { [key: string]: unknown };
+            [key: string]: unknown;
+          }
+        | unknown;
+      response:
+        | {
+            jsonrpc: '2.0';
+            id: string | null | number | null;
+            result: {
+              protocolVersion?: '2024-11-05';
+              serverInfo?: {
+                name: string;
+                version: string;
+              };
+              capabilities?: {
+                tools: { [key: string]: unknown };
+                resources: { [key: string]: unknown };
+                prompts: { [key: string]: unknown };
+              };
+              service?: {
+                object: 'mcp_endpoint';
+                workspace_id: string;
+                environment: 'live' | 'test' | 'sandbox';
+                service: {
+                  name: 'valise';
+                  version: '1.0.0';
+                };
+                protocol_version: '2024-11-05';
+                endpoint_url: string;
+                transport: {
+                  type: 'streamable-http';
+                  url: string;
+                  authentication: string;
+                };
+                tools: Array<{
+                  name:
+                    | 'list_transfers'
+                    | 'create_transfer'
+                    | 'get_transfer_status'
+                    | 'revoke_transfer'
+                    | 'list_intakes'
+                    | 'list_intake_documents'
+                    | 'list_vaults'
+                    | 'list_vault_items'
+                    | 'search_audit_log'
+                    | 'analytics_summary';
+                  description: string;
+                  required_scope:
+                    | 'transfers:read'
+                    | 'transfers:write'
+                    | 'transfers:manage'
+                    | 'folders:manage'
+                    | 'collections:read'
+                    | 'collections:write'
+                    | 'collections:manage'
+                    | 'coffres:read'
+                    | 'coffres:write'
+                    | 'coffres:manage'
+                    | 'intake:read'
+                    | 'intake:write'
+                    | 'intake_read'
+                    | 'recipients:read'
+                    | 'recipients:write'
+                    | 'webhooks:read'
+                    | 'webhooks:manage'
+                    | 'api_keys:manage'
+                    | 'audit:read'
+                    | 'audit:export'
+                    | 'analytics:read'
+                    | 'gdpr:export'
+                    | 'billing:read'
+                    | 'mcp:manage'
+                    | 'members:manage'
+                    | 'sessions:manage'
+                    | 'domains:manage'
+                    | 'workspace:manage'
+                    | 'workspace:billing'
+                    | '*';
+                }>;
+              };
+              tools?: Array<{
+                name:
+                  | 'list_transfers'
+                  | 'create_transfer'
+                  | 'get_transfer_status'
+                  | 'revoke_transfer'
+                  | 'list_intakes'
+                  | 'list_intake_documents'
+                  | 'list_vaults'
+                  | 'list_vault_items'
+                  | 'search_audit_log'
+                  | 'analytics_summary';
+                description: string;
+                inputSchema: {
+                  type: 'object';
+                  properties: { [key: string]: unknown };
+                };
+              }>;
+            };
+          }
+        | {
+            object: 'mcp_endpoint';
+            workspace_id: string;
+            environment: 'live' | 'test' | 'sandbox';
+            service: {
+              name: 'valise';
+              version: '1.0.0';
+            };
+            protocol_version: '2024-11-05';
+            endpoint_url: string;
+            transport: {
+              type: 'streamable-http';
+              url: string;
+              authentication: string;
+            };
+            tools: Array<{
+              name:
+                | 'list_transfers'
+                | 'create_transfer'
+                | 'get_transfer_status'
+                | 'revoke_transfer'
+                | 'list_intakes'
+                | 'list_intake_documents'
+                | 'list_vaults'
+                | 'list_vault_items'
+                | 'search_audit_log'
+                | 'analytics_summary';
+              description: string;
+              required_scope:
+                | 'transfers:read'
+                | 'transfers:write'
+                | 'transfers:manage'
+                | 'folders:manage'
+                | 'collections:read'
+                | 'collections:write'
+                | 'collections:manage'
+                | 'coffres:read'
+                | 'coffres:write'
+                | 'coffres:manage'
+                | 'intake:read'
+                | 'intake:write'
+                | 'intake_read'
+                | 'recipients:read'
+                | 'recipients:write'
+                | 'webhooks:read'
+                | 'webhooks:manage'
+                | 'api_keys:manage'
+                | 'audit:read'
+                | 'audit:export'
+                | 'analytics:read'
+                | 'gdpr:export'
+                | 'billing:read'
+                | 'mcp:manage'
+                | 'members:manage'
+                | 'sessions:manage'
+                | 'domains:manage'
+                | 'workspace:manage'
+                | 'workspace:billing'
+                | '*';
+            }>;
+          };
+    };
+  };
+  '/v1/mcp/hosted/{workspaceId}/transport': {
+    /** The workspace's hosted MCP transport (Streamable HTTP) */
+    post: {
+      path: {
+        /** The workspace's id: the credential's own, else 403. */
+        workspaceId: string;
+      };
+      body:
+        | {
+            jsonrpc: '2.0';
+            /** Absent for a notification. */
+            id?: string | null | number | null;
+            /** `initialize`, `tools/list`, `tools/call`, `ping`, notifications… */
+            method: string;
+            params?: { [key: string]: unknown };
+            [key: string]: unknown;
+          }
+        | Array<{
+            jsonrpc: '2.0';
+            /** Absent for a notification. */
+            id?: string | null | number | null;
+            /** `initialize`, `tools/list`, `tools/call`, `ping`, notifications… */
+            method: string;
+            params?: { [key: string]: unknown };
+            [key: string]: unknown;
+          }>;
+      response:
+        | {
+            jsonrpc: '2.0';
+            id: string | null | number | null;
+            result: { [key: string]: unknown };
+          }
+        | {
+            jsonrpc: '2.0';
+            id: string | null | number | null;
+            error: {
+              code: number;
+              message: string;
+              [key: string]: unknown;
+            };
+          }
+        | Array<
+            | {
+                jsonrpc: '2.0';
+                id: string | null | number | null;
+                result: { [key: string]: unknown };
+              }
+            | {
+                jsonrpc: '2.0';
+                id: string | null | number | null;
+                error: {
+                  code: number;
+                  message: string;
+                  [key: string]: unknown;
+                };
+              }
+          >;
+    };
+  };
+  '/v1/mcp/tokens': {
+    /** List MCP tokens */
+    get: {
+      query: {
+        limit?: number;
+        cursor?: string;
+        offset?: number;
+      };
+      response: {
+        object: 'list';
+        data: Array<{
+          id: string;
+          object: 'mcp_token';
+          name: string;
+          /** `svc_mcp_` and six characters, as lists show it. */
+          token_prefix: string;
+          scopes: Array<string>;
+          environment: 'live' | 'test' | 'sandbox';
+          /** Neither revoked nor expired. */
+          is_active: boolean;
+          expires_at: string | null;
+          /** Within a minute. */
+          last_used_at: string | null;
+          revoked_at: string | null;
+          created_at: string;
+        }>;
+        has_more: boolean;
+        next_cursor: string | null;
+        limit: number;
+        offset: number | null;
+      };
+      scope: 'mcp:manage';
+    };
+    /** Issue an MCP token */
+    post: {
+      body: {
+        name?: string;
+        scopes: Array<
+          | 'transfers:read'
+          | 'transfers:write'
+          | 'transfers:manage'
+          | 'folders:manage'
+          | 'collections:read'
+          | 'collections:write'
+          | 'collections:manage'
+          | 'coffres:read'
+          | 'coffres:write'
+          | 'coffres:manage'
+          | 'intake:read'
+          | 'intake:write'
+          | 'intake_read'
+          | 'recipients:read'
+          | 'recipients:write'
+          | 'webhooks:read'
+          | 'webhooks:manage'
+          | 'api_keys:manage'
+          | 'audit:read'
+          | 'audit:export'
+          | 'analytics:read'
+          | 'gdpr:export'
+          | 'billing:read'
+          | 'mcp:manage'
+          | 'members:manage'
+          | 'sessions:manage'
+          | 'domains:manage'
+          | 'workspace:manage'
+          | 'workspace:billing'
+          | '*'
+        >;
+        expires_in_days?: number;
+        mfa_code?: string;
+      };
+      response: {
+        id: string;
+        object: 'mcp_token';
+        name: string;
+        /** `svc_mcp_` and six characters, as lists show it. */
+        token_prefix: string;
+        scopes: Array<string>;
+        environment: 'live' | 'test' | 'sandbox';
+        /** Neither revoked nor expired. */
+        is_active: boolean;
+        expires_at: string | null;
+        /** Within a minute. */
+        last_used_at: string | null;
+        revoked_at: string | null;
+        created_at: string;
+        /** The bearer token for the MCP client. Shown once only. */
+        token: string;
+        warning: string;
+      };
+      scope: 'mcp:manage';
+    };
+  };
+  '/v1/mcp/tokens/{id}': {
+    /** Revoke an MCP token */
+    delete: {
+      path: {
+        id: string;
+      };
+      response: {
+        id: string;
+        object: 'mcp_token';
+        name: string;
+        /** `svc_mcp_` and six characters, as lists show it. */
+        token_prefix: string;
+        scopes: Array<string>;
+        environment: 'live' | 'test' | 'sandbox';
+        /** Neither revoked nor expired. */
+        is_active: boolean;
+        expires_at: string | null;
+        /** Within a minute. */
+        last_used_at: string | null;
+        revoked_at: string | null;
+        created_at: string;
+        revoked: true;
+      };
+      scope: 'mcp:manage';
     };
   };
   '/v1/me': {
@@ -4874,6 +5302,7 @@ export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/intakes/{id}',
   'DELETE /v1/intakes/{id}/documents/{docId}',
   'DELETE /v1/intakes/{id}/publishable-keys/{keyId}',
+  'DELETE /v1/mcp/tokens/{id}',
   'DELETE /v1/recipients/{id}',
   'DELETE /v1/rules/{id}',
   'DELETE /v1/scim/Groups/{id}',
@@ -4926,6 +5355,8 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/intakes/{id}/publishable-keys',
   'GET /v1/legal/documents',
   'GET /v1/legal/documents/{slug}',
+  'GET /v1/mcp/hosted/{workspaceId}',
+  'GET /v1/mcp/tokens',
   'GET /v1/me',
   'GET /v1/recipients',
   'GET /v1/recipients/{id}',
@@ -4985,6 +5416,9 @@ export const DOCUMENTED_OPERATIONS = [
   'POST /v1/intakes/{id}/publishable-keys',
   'POST /v1/intakes/{id}/submissions',
   'POST /v1/legal/acceptances',
+  'POST /v1/mcp/hosted/{workspaceId}',
+  'POST /v1/mcp/hosted/{workspaceId}/transport',
+  'POST /v1/mcp/tokens',
   'POST /v1/recipients',
   'POST /v1/rules',
   'POST /v1/scim/Groups',
