@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { freePort } from '../net/free-port.ts';
 
 // The Temporal SDK's runtime of the worker process, installed before its first connection: its
 // logs go through the process's logger, and its own metrics (task slots, poll latencies, sticky
@@ -17,20 +17,6 @@ const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = 
   ERROR: 'error',
 };
 
-/** A free loopback port, for the SDK's exporter (which takes an address, not a listening socket). */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
 /**
  * Installs the runtime; answers what reads the SDK's metrics in Prometheus' text format, or null
  * when the worker serves no metrics (WORKER_METRICS_ADDRESS=off).
@@ -43,7 +29,7 @@ export async function installWorkerRuntime(config: Config, logger: Logger): Prom
     Runtime.install({ logger: temporalLogger });
     return null;
   }
-  const bindAddress = `127.0.0.1:${await freeLoopbackPort()}`;
+  const bindAddress = `127.0.0.1:${await freePort()}`;
   Runtime.install({
     logger: temporalLogger,
     telemetryOptions: { metrics: { prometheus: { bindAddress } } },

@@ -1,18 +1,1 @@
-import { createServer } from 'node:net';
-
-/**
- * A loopback port that nothing listens on right now: for a server a test is
- * about to start, or as an address that refuses connections.
- */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
+export { freePort } from '../../lib/net/free-port.ts';
