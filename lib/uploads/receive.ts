@@ -11,6 +11,7 @@ import type { EncryptionMode } from '../vocabulary.ts';
 import { PartWriter, UploadSizeError } from './part-writer.ts';
 import { partPlan, partSize, SEGMENT_SIZE } from './parts.ts';
 import { StallGuard, UploadTimeoutError } from './stall-guard.ts';
+import { type BodyChecksum, ChecksumStage, KeepFirst } from './tus.ts';
 
 // PUT /v1/uploads/{token}: one file, streamed straight through encryption
 // into S3 multipart parts, for any owner of stored files (a transfer, an
@@ -20,6 +21,8 @@ import { StallGuard, UploadTimeoutError } from './stall-guard.ts';
 // continues from there. A client that falls silent (UPLOAD_IDLE_TIMEOUT) or
 // trickles past UPLOAD_REQUEST_TIMEOUT is disconnected: its part buffer goes,
 // its committed parts stay, and it resumes like any interrupted upload.
+// tus's PATCH (and POST with creation-with-upload) comes in here too, as a chunk
+// of the file (lib/uploads/tus-chunk.ts): one way of storing, whatever the way in.
 
 /** The `object` of a file as the upload routes answer it, by its owner. */
 export const UPLOADED_FILE_OBJECTS = ['transfer_file', 'intake_file', 'coffre_item'] as const;
@@ -86,7 +89,17 @@ export async function uploadInProgressNow(services: Services, target: UploadTarg
  * bytes, absent for the whole file, or `unreadable` when it said so in a way we cannot read; and
  * `length`, how many bytes its body holds, when it says.
  */
-export type Chunk = { range?: ChunkRange | 'unreadable' | undefined; length?: number | undefined };
+export type Chunk = {
+  range?: ChunkRange | 'unreadable' | undefined;
+  length?: number | undefined;
+  /**
+   * Bytes the body carries past `range` that are read and dropped (a tus PATCH that ends off a part
+   * boundary: the offset answered tells its client where to go on).
+   */
+  extra?: number | undefined;
+  /** What the whole body hashes to (tus `Upload-Checksum`): none of its parts is committed unless it does. */
+  checksum?: BodyChecksum | undefined;
+};
 export type ChunkRange = { start: number; end: number; total: number };
 
 export async function receiveUpload(
@@ -107,8 +120,9 @@ export async function receiveUpload(
   if (target.refusal) throw target.refusal;
   const { maxParts } = services.config.transfers.uploads;
   const range = acceptedRange(chunk.range, file, partSize(file.size, maxParts));
-  if (chunk.length !== undefined && chunk.length !== range.end - range.start) {
-    throw new DomainError('validation_error', `Content-Length must be ${range.end - range.start} for this request.`, {
+  const carried = range.end - range.start + (chunk.extra ?? 0);
+  if (chunk.length !== undefined && chunk.length !== carried) {
+    throw new DomainError('validation_error', `Content-Length must be ${carried} for this request.`, {
       param: 'Content-Length',
     });
   }
@@ -117,7 +131,7 @@ export async function receiveUpload(
   const uploads = createUploadQueries(services.db, target.table, leaseMs);
   const leaseId = randomUUID();
   const leased = await uploads.acquireLease(file.id, leaseId);
-  if (!leased) throw uploadInProgress();
+  if (!leased) throw uploadInProgressError();
   file = leased;
   // The lease is renewed while the request lives, not only when a part is stored: a slow
   // line may take longer than the lease to send one part. A renewal that fails on our side
@@ -130,7 +144,7 @@ export async function receiveUpload(
     );
   }, leaseMs / 3);
   try {
-    return await streamParts(services, target, file, range, body, receivedAt, leaseId);
+    return await streamParts(services, target, file, range, body, receivedAt, leaseId, chunk);
   } catch (error) {
     if (error instanceof UploadSizeError || error instanceof SizeMismatchError) {
       throw new DomainError('validation_error', error.message, { param: 'body' });
@@ -139,7 +153,7 @@ export async function receiveUpload(
     if (error instanceof UploadTimeoutError) {
       throw new DomainError('validation_error', error.message, { param: 'body', kind: 'timed_out' });
     }
-    if (error instanceof UploadLeaseLostError) throw uploadInProgress();
+    if (error instanceof UploadLeaseLostError) throw uploadInProgressError();
     throw error;
   } finally {
     clearInterval(renewal);
@@ -154,7 +168,7 @@ class UploadLeaseLostError extends Error {
   }
 }
 
-function uploadInProgress() {
+export function uploadInProgressError() {
   return new DomainError('validation_error', 'Another upload of this file is in progress.', { kind: 'conflict' });
 }
 
@@ -166,6 +180,7 @@ async function streamParts(
   body: Readable,
   receivedAt: number,
   leaseId: string,
+  chunk: Pick<Chunk, 'extra' | 'checksum'>,
 ) {
   const { start, end } = range;
   const uploads = createUploadQueries(services.db, target.table, services.config.transfers.uploads.leaseMs);
@@ -207,6 +222,10 @@ async function streamParts(
   // otherwise the worker's scan records it.
   const hash = start === 0 && end === file.size ? createHash('sha256') : null;
   const stages: Array<NodeJS.ReadWriteStream> = [];
+  // The client's checksum is of its whole body, dropped bytes included.
+  const checksum = chunk.checksum ? new ChecksumStage(chunk.checksum) : null;
+  if (checksum) stages.push(checksum);
+  if (chunk.extra) stages.push(new KeepFirst(end - start));
   if (hash) stages.push(hashing(hash));
   if (mode === 'server') {
     if (!wrappedKey || !noncePrefix) throw new Error(`file ${file.id} has no key material`);
@@ -221,6 +240,7 @@ async function streamParts(
       }),
     );
   }
+  const unverified: Array<{ stored: StoredFile['parts'][number]; plainEnd: number }> = [];
   const guard = new StallGuard({ ...limits, deadline: receivedAt + limits.requestMs });
   const writer = new PartWriter(
     plan.slice(firstPart, lastPart + 1),
@@ -231,11 +251,14 @@ async function streamParts(
         // goes at the client's pace (the writer reports its waits for the object store).
         return Buffer.isBuffer(bytes) ? guard.whileBusy(store) : store();
       },
-      // In part order: the recorded offset is always where the stored bytes end.
+      // In part order: the recorded offset is always where the stored bytes end. A checksummed body
+      // commits its parts only once it is verified whole; until then they are stored, not recorded,
+      // and a later upload of the same part numbers replaces them.
       commit: async (part, etag) => {
         const stored = { partNumber: part.number, etag };
         parts = [...parts, stored];
-        holding(await uploads.commitPart(file.id, leaseId, stored, part.plainEnd));
+        if (checksum) unverified.push({ stored, plainEnd: part.plainEnd });
+        else holding(await uploads.commitPart(file.id, leaseId, stored, part.plainEnd));
       },
     },
     { storing: limits.partsStoring, bufferedPartMax: limits.partBufferMax, waiting: (work) => guard.whileBusy(work) },
@@ -247,6 +270,11 @@ async function streamParts(
     // lease, released only after this) before the error is answered, so a resume keeps them.
     await writer.settled();
     throw error;
+  }
+  if (checksum) {
+    checksum.verify();
+    for (const { stored, plainEnd } of unverified)
+      holding(await uploads.commitPart(file.id, leaseId, stored, plainEnd));
   }
   // A chunk that ends before the file does leaves its parts committed and the file waiting for the next.
   if (end === file.size) {

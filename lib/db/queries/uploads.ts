@@ -80,6 +80,18 @@ export function createUploadQueries(db: CommonQueryMethods, table: FileTable, le
       return committed !== null;
     },
 
+    /**
+     * Forgets what was sent of an unfinished file (tus termination): no parts, no offset, no key
+     * material in use; the next upload begins afresh. False once the lease was lost.
+     */
+    async reset(fileId: string, leaseId: string): Promise<boolean> {
+      const reset = await db.maybeOneFirst(sql.type(id)`
+        UPDATE ${files}
+        SET multipart_upload_id = NULL, parts = '[]', bytes_received = 0, upload_state = 'pending', sha256 = NULL
+        WHERE id = ${fileId} AND upload_lease_id = ${leaseId} AND upload_state <> 'uploaded' RETURNING id`);
+      return reset !== null;
+    },
+
     /** Marks the file uploaded and frees its lease; false once the lease was lost. */
     async complete(fileId: string, leaseId: string, sha256: string | null): Promise<boolean> {
       const completed = await db.maybeOneFirst(sql.type(id)`
