@@ -261,7 +261,14 @@ async function streamParts(
         else holding(await uploads.commitPart(file.id, leaseId, stored, part.plainEnd));
       },
     },
-    { storing: limits.partsStoring, bufferedPartMax: limits.partBufferMax, waiting: (work) => guard.whileBusy(work) },
+    {
+      storing: limits.partsStoring,
+      // A chunk of one part (a tus PATCH, a PUT with Content-Range) has no next part to read while
+      // its part is stored, and answers only once it is: its part streams into the object store as
+      // it arrives, so the client's bytes and the store's writes overlap instead of taking turns.
+      bufferedPartMax: firstPart === lastPart && !(start === 0 && end === file.size) ? 0 : limits.partBufferMax,
+      waiting: (work) => guard.whileBusy(work),
+    },
   );
   try {
     await pipeline(body, guard, ...stages, writer);
