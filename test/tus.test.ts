@@ -443,3 +443,31 @@ test('a vault item is uploaded through tus', async (t) => {
   }, 60_000);
   t.is(sha256((await fetchBytes(available.download_url)).bytes), sha256(data));
 });
+
+test('PATCHes do not spend the per-address request budget: a chunked upload is not cut off by it', async (t) => {
+  const strict = await startApi({ RATE_LIMIT_PUBLIC: '2' });
+  try {
+    const owner = await strict.workspace('tus budget');
+    const bytes = content(3 * PART_PLAINTEXT + 1);
+    const created = await createTransfer(strict, owner.keys.test, {
+      files: [{ name: 'budget.bin', size: bytes.length }],
+    });
+    const url = created.upload_urls[0]?.url ?? '';
+    for (let start = 0; start < bytes.length; start += PART_PLAINTEXT) {
+      const end = Math.min(bytes.length, start + PART_PLAINTEXT);
+      const sent = await send(
+        url,
+        'PATCH',
+        { ...TUS, ...PATCH_TYPE, 'upload-offset': String(start) },
+        bytes.subarray(start, end),
+      );
+      t.is(sent.status, 204, `PATCH at ${start}`);
+    }
+    // The budget is there for the other public routes: two requests a minute from this address.
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await head(url)).status);
+    t.is(statuses.at(-1), 429);
+  } finally {
+    await strict.close();
+  }
+});

@@ -18,8 +18,13 @@ export const tusPatchRoute = defineRoute<{ token: string }, NoInput, Readable>({
     id: 'uploads.tusPatch',
     plugins: {
       valise: {
+        // Not the per-address request budget (RATE_LIMIT_PUBLIC a minute): a client sending 8 MiB
+        // chunks at 20 MB/s spends it in under a minute, and tus clients do not retry a 429. What
+        // bounds PATCHes is what bounds a PUT: the signed token, checked before any lookup, and the
+        // upload slots each one takes before its body is read (429 with Retry-After past them).
+        rateLimited: false,
         openapi: {
-          errors: [408, 409, 410, 412, 413, 415, 460],
+          errors: [408, 409, 410, 412, 413, 415, 429, 460],
           statuses: { 204: 'The bytes are stored up to the answered `Upload-Offset`.' },
           requestHeaders: {
             'Tus-Resumable': TUS_RESUMABLE_HEADER,
