@@ -137,14 +137,16 @@ export async function receiveUpload(
   // line may take longer than the lease to send one part. A renewal that fails on our side
   // is tried again at the next tick; one that finds the lease gone stops this request.
   const fileId = file.id;
+  // Freed by the request's last write when it can be (lease.released): one round trip fewer.
+  const lease = { released: false };
   const renewal = setInterval(() => {
     uploads.renewLease(fileId, leaseId).then(
-      (held) => held || body.destroy(new UploadLeaseLostError()),
+      (held) => held || lease.released || body.destroy(new UploadLeaseLostError()),
       () => undefined,
     );
   }, leaseMs / 3);
   try {
-    return await streamParts(services, target, file, range, body, receivedAt, leaseId, chunk);
+    return await streamParts(services, target, file, range, body, receivedAt, { id: leaseId, lease }, chunk);
   } catch (error) {
     if (error instanceof UploadSizeError || error instanceof SizeMismatchError) {
       throw new DomainError('validation_error', error.message, { param: 'body' });
@@ -157,7 +159,7 @@ export async function receiveUpload(
     throw error;
   } finally {
     clearInterval(renewal);
-    await uploads.releaseLease(file.id, leaseId);
+    if (!lease.released) await uploads.releaseLease(file.id, leaseId);
   }
 }
 
@@ -179,14 +181,25 @@ async function streamParts(
   range: Span,
   body: Readable,
   receivedAt: number,
-  leaseId: string,
+  held: { id: string; lease: { released: boolean } },
   chunk: Pick<Chunk, 'extra' | 'checksum'>,
 ) {
   const { start, end } = range;
+  const leaseId = held.id;
   const uploads = createUploadQueries(services.db, target.table, services.config.transfers.uploads.leaseMs);
-  const holding = (held: boolean) => {
-    if (!held) throw new UploadLeaseLostError();
+  const holding = (still: boolean) => {
+    if (!still) throw new UploadLeaseLostError();
   };
+  /** The file as the last write left it (its answer), which also says the lease was still ours. */
+  let latest: StoredFile | null = null;
+  const recorded = (row: StoredFile | null, released: boolean) => {
+    if (!row) throw new UploadLeaseLostError();
+    latest = row;
+    if (released) held.lease.released = true;
+  };
+  // The request's last commit frees the lease when the file goes on in a later request; the last
+  // part of the file keeps it until the multipart upload is completed.
+  const releasing = (plainEnd: number) => plainEnd === end && end < file.size;
   const objects = services.objects;
   const { mode } = target;
   const limits = services.config.transfers.uploads;
@@ -258,7 +271,10 @@ async function streamParts(
         const stored = { partNumber: part.number, etag };
         parts = [...parts, stored];
         if (checksum) unverified.push({ stored, plainEnd: part.plainEnd });
-        else holding(await uploads.commitPart(file.id, leaseId, stored, part.plainEnd));
+        else {
+          const release = releasing(part.plainEnd);
+          recorded(await uploads.commitPart(file.id, leaseId, stored, part.plainEnd, release), release);
+        }
       },
     },
     {
@@ -280,16 +296,18 @@ async function streamParts(
   }
   if (checksum) {
     checksum.verify();
-    for (const { stored, plainEnd } of unverified)
-      holding(await uploads.commitPart(file.id, leaseId, stored, plainEnd));
+    for (const { stored, plainEnd } of unverified) {
+      const release = releasing(plainEnd);
+      recorded(await uploads.commitPart(file.id, leaseId, stored, plainEnd, release), release);
+    }
   }
   // A chunk that ends before the file does leaves its parts committed and the file waiting for the next.
   if (end === file.size) {
     await objects.completeMultipart(file.object_key, multipartId, parts);
-    holding(await uploads.complete(file.id, leaseId, hash ? hash.digest('hex') : null));
+    recorded(await uploads.complete(file.id, leaseId, hash ? hash.digest('hex') : null), true);
     await target.uploaded(file.id);
   }
-  const stored = await uploads.file(file.id);
+  const stored = latest ?? (await uploads.file(file.id));
   if (!stored) throw new Error(`file ${file.id} vanished`);
   return { ...target.present(stored), upload_offset: end };
 }
