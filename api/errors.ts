@@ -33,6 +33,10 @@ const KIND_STATUS: Record<ErrorKind, number> = {
   timed_out: 408,
   inapplicable: 422,
   range_not_satisfiable: 416,
+  too_large: 413,
+  precondition_failed: 412,
+  // tus 1.0's checksum extension: not an HTTP status of any RFC.
+  checksum_mismatch: 460,
 };
 
 /** The status and headers that answer a domain error. */

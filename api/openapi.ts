@@ -182,6 +182,11 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
       '`idempotency_conflict` (the `Idempotency-Key` was used with another request), or `validation_error` for a state that refuses the request now.',
   },
   410: { name: 'Gone', description: '`not_found` with status 410: ended for good (expired, revoked, deleted).' },
+  412: {
+    name: 'PreconditionFailed',
+    description:
+      '`validation_error`: the request speaks a protocol version this API does not (`Tus-Version` lists ours).',
+  },
   413: { name: 'PayloadTooLarge', description: '`validation_error`: the body is larger than this operation accepts.' },
   415: {
     name: 'UnsupportedMediaType',
@@ -198,6 +203,10 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
   429: {
     name: 'TooManyRequests',
     description: '`rate_limited`: retry after `Retry-After` seconds (a key past its `max_uses` gets no `Retry-After`).',
+  },
+  460: {
+    name: 'ChecksumMismatch',
+    description: '`validation_error`: the body does not match its `Upload-Checksum` (tus); none of it was kept.',
   },
   500: { name: 'InternalError', description: '`internal_error`: quote `request_id` to support.' },
 };
@@ -287,6 +296,13 @@ export function buildOpenApiDocument(server: Server) {
       parameters: [
         ...parameters(validate.params, 'path'),
         ...parameters(validate.query, 'query'),
+        ...Object.entries(valise.openapi?.requestHeaders ?? {}).map(([name, header]) => ({
+          name,
+          in: 'header',
+          required: header.required ?? false,
+          description: header.description,
+          schema: header.schema,
+        })),
         ...(idempotent(route) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
       ],
     };
@@ -473,6 +489,16 @@ function responses(route: RouteEntry, valise: RouteSettings) {
     }
   }
   for (const [status, description] of Object.entries(valise.openapi?.statuses ?? {})) out[status] = { description };
+  for (const [status, headers] of Object.entries(valise.openapi?.responseHeaders ?? {})) {
+    const answer = out[status] as { headers?: Record<string, unknown> } | undefined;
+    if (!answer)
+      throw new Error(
+        `${route.method.toUpperCase()} ${route.path}: headers for status ${status}, which it does not answer`,
+      );
+    answer.headers = Object.fromEntries(
+      Object.entries(headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+    );
+  }
   for (const status of errorStatuses(route)) {
     const error = ERROR_RESPONSES[status];
     if (!error) throw new Error(`${route.method.toUpperCase()} ${route.path}: no error response for status ${status}`);

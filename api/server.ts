@@ -1,4 +1,5 @@
 import Hapi from '@hapi/hapi';
+import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS } from '../lib/uploads/tus.ts';
 import { registerApiKeyAuth } from './auth.ts';
 import { answerClientErrors } from './client-errors.ts';
 import { validationFailAction } from './errors.ts';
@@ -40,7 +41,8 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
     routes: {
       cors: {
         origin: ['*'],
-        additionalHeaders: ['Idempotency-Key'],
+        // tus on the upload URLs (lib/uploads/tus.ts): what a browser's tus client sends and reads.
+        additionalHeaders: ['Idempotency-Key', ...TUS_REQUEST_HEADERS],
         additionalExposedHeaders: [
           'X-Request-Id',
           'X-Service-Api-Version',
@@ -56,6 +58,7 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
           'Deprecation',
           'Sunset',
           'Link',
+          ...TUS_RESPONSE_HEADERS,
         ],
       },
       validate: { failAction: validationFailAction, options: { abortEarly: true, stripUnknown: false } },

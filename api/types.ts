@@ -63,7 +63,14 @@ export type RouteDeprecation = {
   successor?: string;
 };
 
+/** A header an operation reads, as the OpenAPI document describes it (a `header` parameter). */
+export type OpenApiHeader = { description: string; required?: boolean; schema: Record<string, unknown> };
+
 export type OpenApiSettings = {
+  /** Request headers the route reads besides the API's own (tus's `Upload-Offset`…), by name. */
+  requestHeaders?: Record<string, OpenApiHeader>;
+  /** Headers of its success answers, by status and name: their descriptions. */
+  responseHeaders?: Record<number, Record<string, string>>;
   /**
    * Error statuses the route's domain logic answers beyond those api/openapi.ts derives from its
    * settings (authentication, scope, parameters, payload, idempotency), e.g. 410 for an ended share.

@@ -28,9 +28,21 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
  * - `conflict`: the resource's present state forbids it (another upload runs, the transfer ended);
  * - `timed_out`: the client sent too slowly;
  * - `inapplicable`: the request makes no sense for this resource;
- * - `range_not_satisfiable`: the requested bytes are outside the content (see `contentSize`).
+ * - `range_not_satisfiable`: the requested bytes are outside the content (see `contentSize`);
+ * - `too_large`: the body is longer than the resource takes;
+ * - `precondition_failed`: the client speaks a version of a protocol we do not (tus's `Tus-Resumable`);
+ * - `checksum_mismatch`: the body does not match the checksum the client sent with it (tus's 460).
  */
-export const ERROR_KINDS = ['gone', 'conflict', 'timed_out', 'inapplicable', 'range_not_satisfiable'] as const;
+export const ERROR_KINDS = [
+  'gone',
+  'conflict',
+  'timed_out',
+  'inapplicable',
+  'range_not_satisfiable',
+  'too_large',
+  'precondition_failed',
+  'checksum_mismatch',
+] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 
 export type DomainErrorOptions = {

@@ -12,6 +12,7 @@ import type { EncryptionMode } from '../vocabulary.ts';
 import { PartWriter, UploadSizeError } from './part-writer.ts';
 import { partPlan, partSize, SEGMENT_SIZE } from './parts.ts';
 import { StallGuard, UploadTimeoutError } from './stall-guard.ts';
+import { type BodyChecksum, ChecksumStage, KeepFirst } from './tus.ts';
 
 // PUT /v1/uploads/{token}: one file, streamed straight through encryption
 // into S3 multipart parts, for any owner of stored files (a transfer, an
@@ -21,6 +22,8 @@ import { StallGuard, UploadTimeoutError } from './stall-guard.ts';
 // continues from there. A client that falls silent (UPLOAD_IDLE_TIMEOUT) or
 // trickles past UPLOAD_REQUEST_TIMEOUT is disconnected: its part buffer goes,
 // its committed parts stay, and it resumes like any interrupted upload.
+// tus's PATCH (and POST with creation-with-upload) comes in here too, as a chunk
+// of the file (lib/uploads/tus-chunk.ts): one way of storing, whatever the way in.
 
 /** The `object` of a file as the upload routes answer it, by its owner. */
 export const UPLOADED_FILE_OBJECTS = ['transfer_file', 'intake_file', 'coffre_item'] as const;
@@ -87,7 +90,17 @@ export async function uploadInProgressNow(services: Services, target: UploadTarg
  * bytes, absent for the whole file, or `unreadable` when it said so in a way we cannot read; and
  * `length`, how many bytes its body holds, when it says.
  */
-export type Chunk = { range?: ChunkRange | 'unreadable' | undefined; length?: number | undefined };
+export type Chunk = {
+  range?: ChunkRange | 'unreadable' | undefined;
+  length?: number | undefined;
+  /**
+   * Bytes the body carries past `range` that are read and dropped (a tus PATCH that ends off a part
+   * boundary: the offset answered tells its client where to go on).
+   */
+  extra?: number | undefined;
+  /** What the whole body hashes to (tus `Upload-Checksum`): none of its parts is committed unless it does. */
+  checksum?: BodyChecksum | undefined;
+};
 export type ChunkRange = { start: number; end: number; total: number };
 
 export async function receiveUpload(
@@ -108,8 +121,9 @@ export async function receiveUpload(
   if (target.refusal) throw target.refusal;
   const { maxParts } = services.config.transfers.uploads;
   const range = acceptedRange(chunk.range, file, partSize(file.size, maxParts));
-  if (chunk.length !== undefined && chunk.length !== range.end - range.start) {
-    throw new DomainError('validation_error', `Content-Length must be ${range.end - range.start} for this request.`, {
+  const carried = range.end - range.start + (chunk.extra ?? 0);
+  if (chunk.length !== undefined && chunk.length !== carried) {
+    throw new DomainError('validation_error', `Content-Length must be ${carried} for this request.`, {
       param: 'Content-Length',
     });
   }
@@ -118,21 +132,24 @@ export async function receiveUpload(
   const uploads = createUploadQueries(services.db, target.table, leaseMs);
   const leaseId = randomUUID();
   const leased = await uploads.acquireLease(file.id, leaseId);
-  if (!leased) throw uploadInProgress();
+  if (!leased) throw uploadInProgressError();
   file = leased;
   // The lease is renewed while the request lives, not only when a part is stored: a slow
   // line may take longer than the lease to send one part. A renewal that fails on our side
   // is tried again at the next tick; one that finds the lease gone stops this request.
   const fileId = file.id;
+  // Freed by the request's last write when it can be (lease.released): one round trip fewer.
+  const lease = { released: false };
   const renewal = setInterval(() => {
     uploads.renewLease(fileId, leaseId).then(
-      (held) => held || body.destroy(new UploadLeaseLostError()),
+      (held) => held || lease.released || body.destroy(new UploadLeaseLostError()),
       () => undefined,
     );
   }, leaseMs / 3);
   try {
-    const stored = await streamParts(services, target, file, range, body, receivedAt, leaseId);
-    countUpload(target.table, 'stored', range.end - range.start);
+    const stored = await streamParts(services, target, file, range, body, receivedAt, { id: leaseId, lease }, chunk);
+    // What this request stored: a tus chunk's bytes past its last whole part are dropped.
+    countUpload(target.table, 'stored', stored.upload_offset - range.start);
     return stored;
   } catch (error) {
     // The client's doing (a wrong size, a stall, a twin request) or ours.
@@ -149,11 +166,11 @@ export async function receiveUpload(
     if (error instanceof UploadTimeoutError) {
       throw new DomainError('validation_error', error.message, { param: 'body', kind: 'timed_out' });
     }
-    if (error instanceof UploadLeaseLostError) throw uploadInProgress();
+    if (error instanceof UploadLeaseLostError) throw uploadInProgressError();
     throw error;
   } finally {
     clearInterval(renewal);
-    await uploads.releaseLease(file.id, leaseId);
+    if (!lease.released) await uploads.releaseLease(file.id, leaseId);
   }
 }
 
@@ -164,7 +181,7 @@ class UploadLeaseLostError extends Error {
   }
 }
 
-function uploadInProgress() {
+export function uploadInProgressError() {
   return new DomainError('validation_error', 'Another upload of this file is in progress.', { kind: 'conflict' });
 }
 
@@ -175,13 +192,25 @@ async function streamParts(
   range: Span,
   body: Readable,
   receivedAt: number,
-  leaseId: string,
+  held: { id: string; lease: { released: boolean } },
+  chunk: Pick<Chunk, 'extra' | 'checksum'>,
 ) {
   const { start, end } = range;
+  const leaseId = held.id;
   const uploads = createUploadQueries(services.db, target.table, services.config.transfers.uploads.leaseMs);
-  const holding = (held: boolean) => {
-    if (!held) throw new UploadLeaseLostError();
+  const holding = (still: boolean) => {
+    if (!still) throw new UploadLeaseLostError();
   };
+  /** The file as the last write left it (its answer), which also says the lease was still ours. */
+  let latest: StoredFile | null = null;
+  const recorded = (row: StoredFile | null, released: boolean) => {
+    if (!row) throw new UploadLeaseLostError();
+    latest = row;
+    if (released) held.lease.released = true;
+  };
+  // The request's last commit frees the lease when the file goes on in a later request; the last
+  // part of the file keeps it until the multipart upload is completed.
+  const releasing = (plainEnd: number) => plainEnd === end && end < file.size;
   const objects = services.objects;
   const { mode } = target;
   const limits = services.config.transfers.uploads;
@@ -217,6 +246,10 @@ async function streamParts(
   // otherwise the worker's scan records it.
   const hash = start === 0 && end === file.size ? createHash('sha256') : null;
   const stages: Array<NodeJS.ReadWriteStream> = [];
+  // The client's checksum is of its whole body, dropped bytes included.
+  const checksum = chunk.checksum ? new ChecksumStage(chunk.checksum) : null;
+  if (checksum) stages.push(checksum);
+  if (chunk.extra) stages.push(new KeepFirst(end - start));
   if (hash) stages.push(hashing(hash));
   if (mode === 'server') {
     if (!wrappedKey || !noncePrefix) throw new Error(`file ${file.id} has no key material`);
@@ -231,6 +264,7 @@ async function streamParts(
       }),
     );
   }
+  const unverified: Array<{ stored: StoredFile['parts'][number]; plainEnd: number }> = [];
   const guard = new StallGuard({ ...limits, deadline: receivedAt + limits.requestMs });
   const writer = new PartWriter(
     plan.slice(firstPart, lastPart + 1),
@@ -241,14 +275,27 @@ async function streamParts(
         // goes at the client's pace (the writer reports its waits for the object store).
         return Buffer.isBuffer(bytes) ? guard.whileBusy(store) : store();
       },
-      // In part order: the recorded offset is always where the stored bytes end.
+      // In part order: the recorded offset is always where the stored bytes end. A checksummed body
+      // commits its parts only once it is verified whole; until then they are stored, not recorded,
+      // and a later upload of the same part numbers replaces them.
       commit: async (part, etag) => {
         const stored = { partNumber: part.number, etag };
         parts = [...parts, stored];
-        holding(await uploads.commitPart(file.id, leaseId, stored, part.plainEnd));
+        if (checksum) unverified.push({ stored, plainEnd: part.plainEnd });
+        else {
+          const release = releasing(part.plainEnd);
+          recorded(await uploads.commitPart(file.id, leaseId, stored, part.plainEnd, release), release);
+        }
       },
     },
-    { storing: limits.partsStoring, bufferedPartMax: limits.partBufferMax, waiting: (work) => guard.whileBusy(work) },
+    {
+      storing: limits.partsStoring,
+      // A chunk of one part (a tus PATCH, a PUT with Content-Range) has no next part to read while
+      // its part is stored, and answers only once it is: its part streams into the object store as
+      // it arrives, so the client's bytes and the store's writes overlap instead of taking turns.
+      bufferedPartMax: firstPart === lastPart && !(start === 0 && end === file.size) ? 0 : limits.partBufferMax,
+      waiting: (work) => guard.whileBusy(work),
+    },
   );
   try {
     await pipeline(body, guard, ...stages, writer);
@@ -258,13 +305,20 @@ async function streamParts(
     await writer.settled();
     throw error;
   }
+  if (checksum) {
+    checksum.verify();
+    for (const { stored, plainEnd } of unverified) {
+      const release = releasing(plainEnd);
+      recorded(await uploads.commitPart(file.id, leaseId, stored, plainEnd, release), release);
+    }
+  }
   // A chunk that ends before the file does leaves its parts committed and the file waiting for the next.
   if (end === file.size) {
     await objects.completeMultipart(file.object_key, multipartId, parts);
-    holding(await uploads.complete(file.id, leaseId, hash ? hash.digest('hex') : null));
+    recorded(await uploads.complete(file.id, leaseId, hash ? hash.digest('hex') : null), true);
     await target.uploaded(file.id);
   }
-  const stored = await uploads.file(file.id);
+  const stored = latest ?? (await uploads.file(file.id));
   if (!stored) throw new Error(`file ${file.id} vanished`);
   return { ...target.present(stored), upload_offset: end };
 }

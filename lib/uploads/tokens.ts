@@ -13,8 +13,8 @@ export function signUploadToken(key: Buffer, address: UploadAddress, expiresAt: 
   return signToken(key, 'upload', { k: address.kind, t: address.owner, f: address.file }, expiresAt);
 }
 
-/** The address a token names, or the refusal: 404, or 410 once it has expired. */
-export function readUploadToken(key: Buffer, token: string): UploadAddress {
+/** The address a token names and until when it is valid, or the refusal: 404, or 410 once it has expired. */
+export function readUploadToken(key: Buffer, token: string): UploadAddress & { expiresAt: Date } {
   const check = verifyToken(key, 'upload', token);
   if (!check.ok) {
     throw check.reason === 'expired'
@@ -23,5 +23,5 @@ export function readUploadToken(key: Buffer, token: string): UploadAddress {
   }
   const { k: kind = 'transfer', t, f } = check.data;
   if (!kind || !t || !f) throw new DomainError('not_found', 'No such upload URL.');
-  return { kind, owner: t, file: f };
+  return { kind, owner: t, file: f, expiresAt: check.expiresAt };
 }

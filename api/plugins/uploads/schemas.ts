@@ -29,3 +29,6 @@ export const uploadStatus = transferFile
       ),
   })
   .label('UploadStatus');
+
+/** The answer of a tus method: headers only (hapi sends no body for `h.response()`). */
+export const noBody = Joi.any().valid(null, '');

@@ -70,24 +70,45 @@ export function createUploadQueries(db: CommonQueryMethods, table: FileTable, le
       return begun !== null;
     },
 
-    /** Records a stored part and the bytes it covers, and renews the lease; false once the lease was lost. */
-    async commitPart(fileId: string, leaseId: string, part: Part, bytesReceived: number): Promise<boolean> {
-      const committed = await db.maybeOneFirst(sql.type(id)`
+    /**
+     * Records a stored part and the bytes it covers, and renews the lease, or frees it with
+     * `release` (the request's last part, when the file goes on in a later request): the file as
+     * now stored, or null once the lease was lost.
+     */
+    async commitPart(
+      fileId: string,
+      leaseId: string,
+      part: Part,
+      bytesReceived: number,
+      release = false,
+    ): Promise<StoredFile | null> {
+      return db.maybeOne(sql.type(storedFileRow)`
         UPDATE ${files}
         SET parts = parts || ${sql.jsonb([part])}, bytes_received = ${bytesReceived},
-            upload_lease_until = ms_now() + make_interval(secs => ${leaseSeconds})
-        WHERE id = ${fileId} AND upload_lease_id = ${leaseId} RETURNING id`);
-      return committed !== null;
+            upload_lease_until = ${release ? null : sql.fragment`ms_now() + make_interval(secs => ${leaseSeconds})`},
+            upload_lease_id = ${release ? null : leaseId}
+        WHERE id = ${fileId} AND upload_lease_id = ${leaseId} RETURNING ${storedFileColumns}`);
     },
 
-    /** Marks the file uploaded and frees its lease; false once the lease was lost. */
-    async complete(fileId: string, leaseId: string, sha256: string | null): Promise<boolean> {
-      const completed = await db.maybeOneFirst(sql.type(id)`
+    /**
+     * Forgets what was sent of an unfinished file (tus termination): no parts, no offset, no key
+     * material in use; the next upload begins afresh. False once the lease was lost.
+     */
+    async reset(fileId: string, leaseId: string): Promise<boolean> {
+      const reset = await db.maybeOneFirst(sql.type(id)`
+        UPDATE ${files}
+        SET multipart_upload_id = NULL, parts = '[]', bytes_received = 0, upload_state = 'pending', sha256 = NULL
+        WHERE id = ${fileId} AND upload_lease_id = ${leaseId} AND upload_state <> 'uploaded' RETURNING id`);
+      return reset !== null;
+    },
+
+    /** Marks the file uploaded and frees its lease: the file as now stored, or null once the lease was lost. */
+    async complete(fileId: string, leaseId: string, sha256: string | null): Promise<StoredFile | null> {
+      return db.maybeOne(sql.type(storedFileRow)`
         UPDATE ${files}
         SET upload_state = 'uploaded', uploaded_at = ms_now(), sha256 = ${sha256}, multipart_upload_id = NULL,
             upload_lease_until = NULL, upload_lease_id = NULL
-        WHERE id = ${fileId} AND upload_lease_id = ${leaseId} RETURNING id`);
-      return completed !== null;
+        WHERE id = ${fileId} AND upload_lease_id = ${leaseId} RETURNING ${storedFileColumns}`);
     },
   };
 }

@@ -5005,8 +5005,29 @@ export interface Paths {
         upload_in_progress: boolean;
       };
     };
+    /** Create a tus upload for a declared file */
+    post: {
+      path: {
+        token: string;
+      };
+      response: unknown;
+    };
     /** Upload one file */
     put: {
+      path: {
+        token: string;
+      };
+      response: unknown;
+    };
+    /** Upload bytes of a file (tus) */
+    patch: {
+      path: {
+        token: string;
+      };
+      response: unknown;
+    };
+    /** Let go of an unfinished upload (tus termination) */
+    delete: {
       path: {
         token: string;
       };
@@ -5310,6 +5331,7 @@ export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/scim/tokens/{id}',
   'DELETE /v1/transfers/{id}',
   'DELETE /v1/transfers/{id}/folder',
+  'DELETE /v1/uploads/{token}',
   'DELETE /v1/webhooks',
   'GET /v1/analytics',
   'GET /v1/analytics/funnel',
@@ -5385,6 +5407,7 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/webhooks/events',
   'GET /v1/webhooks/{id}/deliveries',
   'GET /v1/welcome',
+  'OPTIONS /v1/uploads/{token}',
   'PATCH /v1/api-keys/{id}',
   'PATCH /v1/coffres/{id}',
   'PATCH /v1/coffres/{id}/members/{memberId}',
@@ -5395,6 +5418,7 @@ export const DOCUMENTED_OPERATIONS = [
   'PATCH /v1/scim/Groups/{id}',
   'PATCH /v1/scim/Users/{id}',
   'PATCH /v1/transfers/{id}',
+  'PATCH /v1/uploads/{token}',
   'PATCH /v1/webhooks',
   'POST /v1/api-keys',
   'POST /v1/api-keys/{id}/rotate',
@@ -5431,6 +5455,7 @@ export const DOCUMENTED_OPERATIONS = [
   'POST /v1/shares/{code}/unlock',
   'POST /v1/transfers',
   'POST /v1/transfers/{id}/approve',
+  'POST /v1/uploads/{token}',
   'POST /v1/webhooks',
   'POST /v1/webhooks/{id}/deliveries/{deliveryId}/retry',
   'POST /v1/webhooks/{id}/rotate-secret',
