@@ -72,6 +72,7 @@ export function createRuleActivities(deps: RuleActivityDeps) {
       headers,
       timeoutMs: config.webhooks.timeoutMs,
       allowPrivate: config.webhooks.allowPrivateTargets,
+      userAgent: config.webhooks.userAgent,
       hosts: config.webhooks.hosts,
     });
     // Thrown, so Temporal retries it on the action's schedule; the last message is the execution's error.

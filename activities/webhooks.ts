@@ -78,6 +78,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       headers: { ...headers },
       timeoutMs: config.webhooks.timeoutMs,
       allowPrivate: config.webhooks.allowPrivateTargets,
+      userAgent: config.webhooks.userAgent,
       hosts: config.webhooks.hosts,
       ...(deps.lookup ? { lookup: deps.lookup } : {}),
     });

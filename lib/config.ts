@@ -307,6 +307,10 @@ export type Config = ReturnType<typeof toConfig>;
 const publicBaseUrlOf = (env: z.infer<typeof schema>): string =>
   env.PUBLIC_BASE_URL ?? `http://${env.API_HOST}:${env.API_PORT}`;
 
+/** This instance's documentation (api/plugins/web/docs.ts), unless DOCS_BASE_URL names another. */
+const docsBaseUrlOf = (env: z.infer<typeof schema>): string =>
+  (env.DOCS_BASE_URL ?? `${publicBaseUrlOf(env)}/docs`).replace(/\/+$/, '');
+
 function toConfig(env: z.infer<typeof schema>) {
   return {
     env: env.NODE_ENV,
@@ -315,7 +319,7 @@ function toConfig(env: z.infer<typeof schema>) {
       port: env.API_PORT,
       publicBaseUrl: publicBaseUrlOf(env),
       /** Base of every error's `doc_url` and of /v1/welcome's `docs_url`: absolute, no trailing slash. */
-      docsBaseUrl: (env.DOCS_BASE_URL ?? `${publicBaseUrlOf(env)}/docs`).replace(/\/+$/, ''),
+      docsBaseUrl: docsBaseUrlOf(env),
       /** Which hops of X-Forwarded-For are believed (api/client-ip.ts); neither set means none. */
       proxies: { hops: env.TRUST_PROXY_HOPS, addresses: env.TRUSTED_PROXIES },
       maxJsonBodyBytes: env.MAX_JSON_BODY_BYTES,
@@ -393,6 +397,8 @@ function toConfig(env: z.infer<typeof schema>) {
           )
         : undefined,
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      // Names this instance's documentation of what it sends, for whoever reads a receiver's logs.
+      userAgent: `Valise-Webhooks/1.0 (+${docsBaseUrlOf(env)}/webhooks)`,
       retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
       disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
     },

@@ -12,7 +12,12 @@ const resolvingTo =
   (address: string): Lookup =>
   async () => [{ address, family: address.includes(':') ? 6 : 4 }];
 
-const base = { body: '{}', headers: { 'content-type': 'application/json' }, timeoutMs: 3_000 };
+const base = {
+  body: '{}',
+  headers: { 'content-type': 'application/json' },
+  timeoutMs: 3_000,
+  userAgent: 'Valise-Webhooks/1.0 (+http://127.0.0.1/docs/webhooks)',
+};
 
 test('a name resolving to a private, link-local or metadata address is refused before any connection', async (t) => {
   for (const [address, allowPrivate, pattern] of [

@@ -19,6 +19,8 @@ export type PostOptions = {
   headers: Record<string, string>;
   timeoutMs: number;
   allowPrivate: boolean;
+  /** `Valise-Webhooks/1.0 (+<this instance's docs>/webhooks)`: config.webhooks.userAgent. */
+  userAgent: string;
   lookup?: Lookup;
   /**
    * WEBHOOK_HOSTS (dev and tests): the only names that resolve, and no
@@ -54,8 +56,6 @@ const agents = {
   'http:': new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }),
   'https:': new https.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }),
 };
-
-export const USER_AGENT = 'Valise-Webhooks/1.0 (+https://docs.valise.dev/webhooks)';
 
 export async function postJson(options: PostOptions): Promise<PostResult> {
   const started = performance.now();
@@ -112,7 +112,7 @@ export async function postJson(options: PostOptions): Promise<PostResult> {
         lookup: pinned,
         headers: {
           ...options.headers,
-          'user-agent': USER_AGENT,
+          'user-agent': options.userAgent,
           'content-length': String(Buffer.byteLength(options.body)),
         },
       });

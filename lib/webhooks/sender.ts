@@ -178,6 +178,7 @@ export function startSender(options: SenderOptions): Sender {
       headers: { ...headers },
       timeoutMs: webhooks.timeoutMs,
       allowPrivate: webhooks.allowPrivateTargets,
+      userAgent: webhooks.userAgent,
       hosts: webhooks.hosts,
       ...(options.lookup ? { lookup: options.lookup } : {}),
     }).catch(

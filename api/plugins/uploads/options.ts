@@ -4,7 +4,7 @@ import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS } from '../../../lib/uploads/
 import { defineRoute } from '../../route.ts';
 import { headerOf } from '../../types.ts';
 import { noBody, uploadToken } from './schemas.ts';
-import { TUS_HEADER_DOCS } from './tus-headers-docs.ts';
+import { TUS_HEADER_DOCS, TUS_SDK_EXCLUSION } from './tus-headers-docs.ts';
 import { discoveryHeaders, withHeaders } from './tus-protocol.ts';
 
 /** The methods an upload URL answers, for a browser's preflight. */
@@ -34,10 +34,7 @@ export const tusOptionsRoute = defineRoute<{ token: string }>({
             },
           },
         },
-        sdk: {
-          excluded:
-            "tus, for tus clients (tus-js-client, Uppy's tus plugin): the SDK resumes uploads with PUT and Content-Range",
-        },
+        sdk: TUS_SDK_EXCLUSION,
       },
     },
     auth: false,

@@ -8,7 +8,7 @@ import { defineRoute, type NoInput } from '../../route.ts';
 import { headerOf } from '../../types.ts';
 import { checkedBeforeTheBody, receiveBody } from './receive-body.ts';
 import { noBody, uploadToken } from './schemas.ts';
-import { TUS_HEADER_DOCS, TUS_RESUMABLE_HEADER } from './tus-headers-docs.ts';
+import { TUS_HEADER_DOCS, TUS_RESUMABLE_HEADER, TUS_SDK_EXCLUSION } from './tus-headers-docs.ts';
 import { checkTusRequest, fileHeaders, TUS_ROUTE_EXT, withHeaders } from './tus-protocol.ts';
 
 export const tusPatchRoute = defineRoute<{ token: string }, NoInput, Readable>({
@@ -47,10 +47,7 @@ export const tusPatchRoute = defineRoute<{ token: string }, NoInput, Readable>({
             },
           },
         },
-        sdk: {
-          excluded:
-            "tus, for tus clients (tus-js-client, Uppy's tus plugin): the SDK resumes uploads with PUT and Content-Range",
-        },
+        sdk: TUS_SDK_EXCLUSION,
       },
     },
     auth: false,

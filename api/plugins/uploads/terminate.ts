@@ -3,7 +3,7 @@ import { resolveUpload } from '../../../lib/uploads/resolve.ts';
 import { terminateUpload } from '../../../lib/uploads/terminate.ts';
 import { defineRoute } from '../../route.ts';
 import { noBody, uploadToken } from './schemas.ts';
-import { TUS_HEADER_DOCS, TUS_RESUMABLE_HEADER } from './tus-headers-docs.ts';
+import { TUS_HEADER_DOCS, TUS_RESUMABLE_HEADER, TUS_SDK_EXCLUSION } from './tus-headers-docs.ts';
 import { checkTusRequest, TUS_ROUTE_EXT } from './tus-protocol.ts';
 
 export const tusTerminateRoute = defineRoute<{ token: string }>({
@@ -19,10 +19,7 @@ export const tusTerminateRoute = defineRoute<{ token: string }>({
           requestHeaders: { 'Tus-Resumable': TUS_RESUMABLE_HEADER },
           responseHeaders: { 204: { 'Tus-Resumable': TUS_HEADER_DOCS['Tus-Resumable'] } },
         },
-        sdk: {
-          excluded:
-            "tus, for tus clients (tus-js-client, Uppy's tus plugin): the SDK resumes uploads with PUT and Content-Range",
-        },
+        sdk: TUS_SDK_EXCLUSION,
       },
     },
     auth: false,

@@ -20,3 +20,9 @@ export const TUS_HEADER_DOCS = {
   'Tus-Max-Size': "The largest upload this URL takes: its file's declared size.",
   'Tus-Checksum-Algorithm': 'The `Upload-Checksum` algorithms: sha256, sha512, sha1, md5.',
 } as const;
+
+/** Why the tus routes have no SDK method: the SDK resumes its uploads with PUT. */
+export const TUS_SDK_EXCLUSION = {
+  excluded:
+    "tus, for tus clients (tus-js-client, Uppy's tus plugin): the SDK resumes uploads with PUT and Content-Range",
+} as const;
