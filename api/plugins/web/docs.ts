@@ -39,6 +39,37 @@ export function docsFile(path: string): string | null {
   return file.startsWith(DOCS_SITE.endsWith(sep) ? DOCS_SITE : DOCS_SITE + sep) ? file : null;
 }
 
+type BuiltPage = { body: string; type: string; etag: string };
+
+// The site is built before the API starts and does not change while it runs: each file is read,
+// given this instance's addresses and hashed once per process, not on every request (the
+// reference's script alone is 2.6 MB). Keyed by the addresses too (a test process runs several
+// APIs); a file that is not there is not remembered, so any name asked for costs nothing kept.
+const builtPages = new Map<string, Promise<BuiltPage | null>>();
+
+function builtPage(file: string, api: { docsBaseUrl: string; publicBaseUrl: string }): Promise<BuiltPage | null> {
+  const key = `${file}\n${api.docsBaseUrl}\n${api.publicBaseUrl}`;
+  let page = builtPages.get(key);
+  if (!page) {
+    page = readFile(file, 'utf8').then(
+      (raw) => {
+        const type = TYPES[extname(file)] ?? 'application/octet-stream';
+        // The reference was built for no address in particular: it names this instance's.
+        const body = type.startsWith('text/html')
+          ? raw.replaceAll(`${BUILD_BASE_URL}/docs`, api.docsBaseUrl).replaceAll(BUILD_BASE_URL, api.publicBaseUrl)
+          : raw;
+        return { body, type, etag: createHash('sha256').update(body).digest('base64url').slice(0, 22) };
+      },
+      () => {
+        builtPages.delete(key);
+        return null;
+      },
+    );
+    builtPages.set(key, page);
+  }
+  return page;
+}
+
 export const docsRoute = defineRoute({
   method: 'GET',
   path: '/docs/{path*}',
@@ -59,21 +90,17 @@ export const docsRoute = defineRoute({
   handler: async (request, h) => {
     const { config } = request.server.app.services;
     const file = docsFile(request.params.path ?? '');
-    const body = file ? await readFile(file, 'utf8').catch(() => null) : null;
-    if (!file || body === null) throw new DomainError('not_found', 'No such documentation page.');
-    const type = TYPES[extname(file)] ?? 'application/octet-stream';
+    const page = file ? await builtPage(file, config.api) : null;
+    if (!file || page === null) throw new DomainError('not_found', 'No such documentation page.');
+    const { body, type, etag } = page;
     if (type.startsWith('text/html')) {
-      // The reference was built for no address in particular: it names this instance's.
-      const page = body
-        .replaceAll(`${BUILD_BASE_URL}/docs`, config.api.docsBaseUrl)
-        .replaceAll(BUILD_BASE_URL, config.api.publicBaseUrl);
       const reference = file === resolve(DOCS_SITE, `${REFERENCE_PAGE}.html`);
-      return secureHtml(h.response(page), config.api.publicBaseUrl, [], reference ? REFERENCE_DIRECTIVES : []);
+      return secureHtml(h.response(body), config.api.publicBaseUrl, [], reference ? REFERENCE_DIRECTIVES : []);
     }
     return h
       .response(body)
       .type(type)
-      .etag(createHash('sha256').update(body).digest('base64url').slice(0, 22))
+      .etag(etag)
       .header('Cache-Control', 'public, max-age=300, must-revalidate')
       .header('X-Content-Type-Options', 'nosniff')
       .header('Content-Security-Policy', pagePolicy(config.api.publicBaseUrl))
