@@ -4,7 +4,7 @@ import joiToJsonModule from 'joi-to-json';
 import { FAMILIES } from '../lib/families.ts';
 import { fieldDeprecationOf } from './deprecation.ts';
 import { errorEnvelope, scimErrorBody } from './schemas.ts';
-import type { RouteDeprecation, RouteSettings } from './types.ts';
+import type { OpenApiSettings, RouteDeprecation, RouteSettings } from './types.ts';
 import { API_REVISION, OPENAPI_DOCUMENT_VERSION } from './version.ts';
 
 // The OpenAPI 3.1 document is derived from the routes' own joi schemas, so it
@@ -323,6 +323,10 @@ export function buildOpenApiDocument(server: Server) {
     for (const tag of operation.tags as string[]) tags.add(tag);
     paths[route.path] ??= {};
     (paths[route.path] as Record<string, Operation>)[route.method] = operation;
+    const head = valise.openapi?.head;
+    if (head && route.method === 'get') {
+      (paths[route.path] as Record<string, Operation>).head = headOperation(operation, head);
+    }
   }
   return {
     openapi: '3.1.0',
@@ -488,7 +492,10 @@ function responses(route: RouteEntry, valise: RouteSettings) {
           : { description };
     }
   }
-  for (const [status, description] of Object.entries(valise.openapi?.statuses ?? {})) out[status] = { description };
+  // A status answered with a body of the route's own keeps its schema (response.status), described here.
+  for (const [status, description] of Object.entries(valise.openapi?.statuses ?? {})) {
+    out[status] = { ...(out[status] as object | undefined), description };
+  }
   for (const [status, headers] of Object.entries(valise.openapi?.responseHeaders ?? {})) {
     const answer = out[status] as { headers?: Record<string, unknown> } | undefined;
     if (!answer)
@@ -506,6 +513,23 @@ function responses(route: RouteEntry, valise: RouteSettings) {
     out[status] = { $ref: `#/components/responses/${name}` };
   }
   return out;
+}
+
+/** The HEAD of a GET operation: its parameters, statuses and headers, and no bodies. */
+function headOperation(get: Operation, head: NonNullable<OpenApiSettings['head']>): Operation {
+  const responses = Object.fromEntries(
+    Object.entries(get.responses as Record<string, { $ref?: string; content?: unknown; description?: string }>).map(
+      ([status, answer]) => {
+        if (answer.$ref) return [status, { description: ERROR_RESPONSES[Number(status)]?.description ?? 'Error' }];
+        const { content: _, ...bodiless } = answer;
+        return [status, bodiless];
+      },
+    ),
+  );
+  const operation: Operation = { ...get, operationId: head.id, summary: head.summary, description: head.description };
+  operation.responses = responses;
+  if (head.sdk) operation['x-sdk-excluded'] = head.sdk.excluded;
+  return operation;
 }
 
 /**

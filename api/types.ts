@@ -97,6 +97,12 @@ export type OpenApiSettings = {
    * SCIM error (`components/schemas/ScimError`, what api/errors.ts `renderScimError` writes).
    */
   errorBody?: 'envelope' | 'scim';
+  /**
+   * A GET that HEAD answers as a protocol of its own (tus's HEAD on an upload URL): published as a
+   * `head` operation too, with this id and summary, the GET's parameters and headers, and no bodies;
+   * `sdk` as the route setting, for the HEAD alone.
+   */
+  head?: { id: string; summary: string; description: string; sdk?: { excluded: string } };
 };
 
 /** Process-wide dependencies, reachable from any handler as `request.server.app`. */

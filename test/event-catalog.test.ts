@@ -203,6 +203,9 @@ const VALISE_TYPES = [
   'member.updated',
   'member.deactivated',
   'member.reactivated',
+  // MCP tokens (docs/mcp.md, "Tokens"), as api_key.* for keys.
+  'mcp_token.created',
+  'mcp_token.revoked',
 ];
 
 /** The spec's supported `trigger_event` values (Endpoints, Automation rules), as it lists them. */
@@ -400,6 +403,7 @@ function scenariosRun(): Promise<void> {
       gdpr,
       members,
       billing,
+      mcpTokens,
     };
     const results = await Promise.allSettled(Object.values(runs).map((run) => run()));
     results.forEach((result, index) => {
@@ -444,6 +448,15 @@ async function apiKeys() {
   );
   await ok(api.call('POST', `/v1/api-keys/${id}/rotate`, { key, body: { grace_period_hours: 0 } }), 200);
   await ok(api.call('DELETE', `/v1/api-keys/${id}`, { key, body: { reason: 'compromised' } }), 200);
+}
+
+async function mcpTokens() {
+  const key = ws.keys.live;
+  const created = await ok(
+    api.call('POST', '/v1/mcp/tokens', { key, body: { name: 'catalog agent', scopes: ['transfers:read'] } }),
+    201,
+  );
+  await ok(api.call('DELETE', `/v1/mcp/tokens/${created.body.id}`, { key }), 200);
 }
 
 async function apiKeyExpiry() {

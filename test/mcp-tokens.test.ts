@@ -1,5 +1,6 @@
 import test from 'ava';
 import { z } from 'zod';
+import { createEventQueries } from '../lib/db/queries/events.ts';
 import { sql } from '../lib/db/sql.ts';
 import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 
@@ -62,6 +63,19 @@ test('a token is shown once, listed with its scopes and without its value, and r
   const again = await api.call('DELETE', `/v1/mcp/tokens/${created.body.id}`, { key: ws.keys.live });
   t.is(again.status, 200);
   t.is(again.body.revoked_at, revoked.body.revoked_at, 'revoking again changes nothing');
+
+  // Events for webhooks: one each, naming the token by its prefix, never its value.
+  const tenant = { workspaceId: ws.workspace_id, environment: 'live' as const };
+  const fired = async (type: string) =>
+    (await createEventQueries(api.services.db).listByType(tenant, type)).filter(
+      (event) => (event.data.mcp_token as { id: string }).id === created.body.id,
+    );
+  const [issued] = await fired('mcp_token.created');
+  t.like(issued?.data, {
+    mcp_token: { name: 'Claude', token_prefix: created.body.token_prefix, scopes: ['transfers:read', 'audit:read'] },
+  });
+  t.is((await fired('mcp_token.revoked')).length, 1, 'a second revocation fires nothing');
+  t.false(JSON.stringify(issued?.data).includes(token));
 
   // Audited, the value nowhere in the entries.
   const audit = await api.call('GET', '/v1/audit?action=mcp_token.create', { key: ws.keys.live });

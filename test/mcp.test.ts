@@ -304,6 +304,10 @@ test('transport: a tool without its scope is refused, naming the scope, and audi
     t.true(refused.isError);
     t.like(refused.body.error, { code: 'scope_missing', required_scope: 'transfers:write' });
     t.regex(refused.body.error.message, /transfers:write/);
+    // The envelope the route itself would answer, with its documentation and request id.
+    t.true(String(refused.body.error.doc_url).endsWith('/errors#scope_missing'), refused.body.error.doc_url);
+    t.regex(refused.body.error.request_id, /\S/);
+    t.is(refused.body.error.param, null);
     const audit = await call(client, 'list_transfers', {});
     t.false(audit.isError, 'a tool it holds the scope of still runs');
     const noAudit = await call(client, 'search_audit_log', {});

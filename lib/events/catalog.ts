@@ -6,6 +6,7 @@ import { COLLECTION_EVENTS } from './collection-events.ts';
 import { catalogSchema, type EventDeclaration, type JsonSchema } from './define.ts';
 import { GDPR_EVENTS } from './gdpr-events.ts';
 import { INTAKE_EVENTS } from './intake-events.ts';
+import { MCP_TOKEN_EVENTS } from './mcp-token-events.ts';
 import { MEMBER_EVENTS } from './member-events.ts';
 import { PLANNED_EVENTS } from './planned-events.ts';
 import { RECIPIENT_EVENTS } from './recipient-events.ts';
@@ -40,6 +41,7 @@ export const EVENT_FAMILIES = {
   identity: 'Identity verification of recipients.',
   member: 'Workspace members.',
   api_key: 'API keys.',
+  mcp_token: 'MCP tokens: the bearers of agents on the hosted MCP endpoint.',
   workspace: 'Workspace settings and plan.',
   billing: 'Invoices, payments and the subscription.',
   domain: 'Custom domains.',
@@ -54,6 +56,7 @@ export type EventFamily = keyof typeof EVENT_FAMILIES;
 export const EVENTS = {
   ...TRANSFER_EVENTS,
   ...API_KEY_EVENTS,
+  ...MCP_TOKEN_EVENTS,
   ...WEBHOOK_EVENTS,
   ...INTAKE_EVENTS,
   ...PLANNED_EVENTS,
@@ -69,6 +72,7 @@ export const EVENTS = {
 const declared = [
   TRANSFER_EVENTS,
   API_KEY_EVENTS,
+  MCP_TOKEN_EVENTS,
   WEBHOOK_EVENTS,
   INTAKE_EVENTS,
   PLANNED_EVENTS,

@@ -3,8 +3,10 @@ import { authoriseGrant } from '../api-keys/service.ts';
 import { hashKeyValue, sameHash } from '../api-keys/values.ts';
 import { randomBase62 } from '../crypto/secrets.ts';
 import { createAuditQueries } from '../db/queries/audit.ts';
+import { createEventQueries } from '../db/queries/events.ts';
 import { createMcpTokenQueries, type McpTokenRow } from '../db/queries/mcp-tokens.ts';
 import { DomainError, notFound } from '../errors.ts';
+import { mcpTokenEventView } from '../events/mcp-token-events.ts';
 import type { PageQuery } from '../pagination.ts';
 import type { Services } from '../services.ts';
 import { type Caller, tenantOf } from '../tenancy.ts';
@@ -64,15 +66,20 @@ export async function createMcpToken(services: Services, caller: Caller, input: 
   const scopes = [...new Set(input.scopes)];
   await authoriseGrant(services, caller, 'restricted', scopes, input.mfa_code);
   const value = TOKEN_PREFIX + randomBase62(SECRET_LENGTH);
-  const row = await createMcpTokenQueries(services.db).insert(tenantOf(caller), {
-    name: input.name ?? '',
-    hash: hashKeyValue(services.keys.apiKeyPepper, value),
-    // What lists show: enough to recognise a token, far too little to use it.
-    prefix: value.slice(0, TOKEN_PREFIX.length + 6),
-    scopes,
-    userId: caller.userId,
-    issuedByApiKeyId: caller.apiKeyId,
-    expiresAt: input.expires_in_days === undefined ? null : new Date(Date.now() + input.expires_in_days * DAY_MS),
+  const tenant = tenantOf(caller);
+  const row = await services.db.transaction(async (tx) => {
+    const created = await createMcpTokenQueries(tx).insert(tenant, {
+      name: input.name ?? '',
+      hash: hashKeyValue(services.keys.apiKeyPepper, value),
+      // What lists show: enough to recognise a token, far too little to use it.
+      prefix: value.slice(0, TOKEN_PREFIX.length + 6),
+      scopes,
+      userId: caller.userId,
+      issuedByApiKeyId: caller.apiKeyId,
+      expiresAt: input.expires_in_days === undefined ? null : new Date(Date.now() + input.expires_in_days * DAY_MS),
+    });
+    await createEventQueries(tx).record(tenant, 'mcp_token.created', { mcp_token: mcpTokenEventView(created) });
+    return created;
   });
   return { ...presentMcpToken(row), token: value, warning: MCP_TOKEN_NEVER_SHOWN_AGAIN };
 }
@@ -86,8 +93,15 @@ export async function listMcpTokens(services: Services, caller: Caller, page: Pa
 
 /** Revokes a token: it stops opening the MCP routes at once. Revoking a revoked token changes nothing. */
 export async function revokeMcpToken(services: Services, caller: Caller, id: string) {
-  const row = await createMcpTokenQueries(services.db).revoke(tenantOf(caller), id);
-  if (!row) throw notFound('MCP token');
+  const tenant = tenantOf(caller);
+  const row = await services.db.transaction(async (tx) => {
+    const revoked = await createMcpTokenQueries(tx).revoke(tenant, id);
+    if (!revoked) throw notFound('MCP token');
+    if (revoked.newly) {
+      await createEventQueries(tx).record(tenant, 'mcp_token.revoked', { mcp_token: mcpTokenEventView(revoked) });
+    }
+    return revoked;
+  });
   return { ...presentMcpToken(row), revoked: true as const };
 }
 

@@ -10,7 +10,7 @@ import type { McpCaller } from '../../../lib/mcp/tokens.ts';
 import { MCP_TOOLS } from '../../../lib/mcp/tools.ts';
 import { rateLimitExceeded } from '../../auth.ts';
 import { clientIp } from '../../client-ip.ts';
-import { answerTo } from '../../errors.ts';
+import { answerTo, renderError } from '../../errors.ts';
 import { tenantBudget } from '../../extensions/guard.ts';
 import { type AnyRequest, headerOf, type RateClass } from '../../types.ts';
 import { TOOL_IMPLEMENTATIONS } from './tools.ts';
@@ -35,24 +35,16 @@ function toolResult(value: unknown): CallToolResult {
   };
 }
 
-function toolError(error: DomainError): CallToolResult {
-  return {
-    isError: true,
-    content: [
-      {
-        type: 'text',
-        text: JSON.stringify({
-          error: {
-            code: error.code,
-            message: error.message,
-            param: error.param,
-            ...error.details,
-            ...(error.retryAfterSeconds === undefined ? {} : { retry_after_seconds: error.retryAfterSeconds }),
-          },
-        }),
-      },
-    ],
-  };
+/**
+ * A refusal as a tool error: the envelope the route would answer (api/errors.ts), with its
+ * `doc_url` and `request_id`; a tool error has no headers, so a `Retry-After` rides along as
+ * `retry_after_seconds`.
+ */
+function toolError(request: AnyRequest, error: DomainError): CallToolResult {
+  const { docsBaseUrl } = request.server.app.services.config.api;
+  const { body } = renderError(error, request.app.requestId, docsBaseUrl);
+  const retry = error.retryAfterSeconds === undefined ? {} : { retry_after_seconds: error.retryAfterSeconds };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { ...body.error, ...retry } }) }] };
 }
 
 async function callTool(
@@ -100,9 +92,7 @@ async function callTool(
         errorCode: 'internal_error',
         resourceId: null,
       });
-      return toolError(
-        new DomainError('internal_error', `Something went wrong on our side (request ${origin.requestId}).`),
-      );
+      return toolError(request, new DomainError('internal_error', 'Something went wrong on our side.'));
     }
     await auditToolCall(services, mcp, origin, {
       ...outcome,
@@ -110,7 +100,7 @@ async function callTool(
       errorCode: error.code,
       resourceId: null,
     });
-    return toolError(error);
+    return toolError(request, error);
   }
 }
 

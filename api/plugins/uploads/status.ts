@@ -4,7 +4,7 @@ import { uploadInProgressNow, uploadOffset } from '../../../lib/uploads/receive.
 import { resolveUpload } from '../../../lib/uploads/resolve.ts';
 import { defineRoute } from '../../route.ts';
 import { uploadStatus, uploadToken } from './schemas.ts';
-import { TUS_HEADER_DOCS, TUS_RESUMABLE_HEADER } from './tus-headers-docs.ts';
+import { TUS_HEADER_DOCS, TUS_RESUMABLE_HEADER, TUS_SDK_EXCLUSION } from './tus-headers-docs.ts';
 import { checkTusRequest, fileHeaders, TUS_ROUTE_EXT, withHeaders } from './tus-protocol.ts';
 
 export const statusRoute = defineRoute({
@@ -22,6 +22,13 @@ export const statusRoute = defineRoute({
               required: false,
               description: "A tus client's HEAD: `1.0.0` (412 otherwise).",
             },
+          },
+          head: {
+            id: 'uploads.tusHead',
+            summary: 'Where an upload stands (tus HEAD)',
+            description:
+              "tus 1.0.0 core (docs/tus.md): the GET's headers without its body. `Upload-Offset` is the byte to resume from with `PATCH` (or `PUT` and `Content-Range`); `Upload-Length` the file's size; `Upload-Expires` when its upload URL ends; `Upload-Metadata` the file's name and type as tus metadata. With `Tus-Resumable`, it must be `1.0.0` (412 otherwise). `Cache-Control: no-store`.",
+            sdk: TUS_SDK_EXCLUSION,
           },
           responseHeaders: {
             200: {

@@ -64,12 +64,20 @@ export function createMcpTokenQueries(db: CommonQueryMethods) {
         LIMIT ${window.fetch} OFFSET ${window.offset}`);
     },
 
-    /** Revokes a token (once: a second revocation keeps the first time); null when the tenant has no such token. */
-    async revoke(tenant: Tenant, id: string): Promise<McpTokenRow | null> {
-      return db.maybeOne(sql.type(mcpTokenRow)`
+    /**
+     * Revokes a token (once: a second revocation keeps the first time), answering whether this call
+     * revoked it; null when the tenant has no such token.
+     */
+    async revoke(tenant: Tenant, id: string): Promise<(McpTokenRow & { newly: boolean }) | null> {
+      return db.maybeOne(sql.type(mcpTokenRow.extend({ newly: z.boolean() }))`
         UPDATE mcp_tokens t SET revoked_at = coalesce(t.revoked_at, ms_now())
-        WHERE t.id = ${id} AND t.workspace_id = ${tenant.workspaceId} AND t.environment = ${tenant.environment}
-        RETURNING ${columns}`);
+        FROM (
+          SELECT id, revoked_at FROM mcp_tokens
+          WHERE id = ${id} AND workspace_id = ${tenant.workspaceId} AND environment = ${tenant.environment}
+          FOR UPDATE
+        ) before
+        WHERE t.id = before.id
+        RETURNING ${columns}, before.revoked_at IS NULL AS newly`);
     },
 
     async findByHash(hash: Buffer): Promise<McpTokenCredential | null> {

@@ -332,6 +332,46 @@ export interface EventDataByType {
       verified_at: string;
     };
   };
+  /** An MCP token was issued (`POST /v1/mcp/tokens`). */
+  'mcp_token.created': {
+    /** The MCP token, never its value or its hash. */
+    mcp_token: {
+      /** The token id. */
+      id: string;
+      /** The token name. */
+      name: string;
+      /** `svc_mcp_` plus six characters, as lists show it; never the full value. */
+      token_prefix: string;
+      /** Scopes the token holds. */
+      scopes: Array<string>;
+      /** The token environment. */
+      environment: 'live' | 'test' | 'sandbox';
+      /** The member the token acts for. */
+      user_id: string;
+      /** When the token stops working; null for never. */
+      expires_at: string | null;
+    };
+  };
+  /** An MCP token was revoked (`DELETE /v1/mcp/tokens/{id}`); it stopped opening the MCP routes at once. Fires once per token. */
+  'mcp_token.revoked': {
+    /** The MCP token, never its value or its hash. */
+    mcp_token: {
+      /** The token id. */
+      id: string;
+      /** The token name. */
+      name: string;
+      /** `svc_mcp_` plus six characters, as lists show it; never the full value. */
+      token_prefix: string;
+      /** Scopes the token holds. */
+      scopes: Array<string>;
+      /** The token environment. */
+      environment: 'live' | 'test' | 'sandbox';
+      /** The member the token acts for. */
+      user_id: string;
+      /** When the token stops working; null for never. */
+      expires_at: string | null;
+    };
+  };
   /** An identity provider created a member (`POST /v1/scim/Users`). */
   'member.created': {
     /** The workspace member. */

@@ -2711,6 +2711,14 @@ export interface Paths {
     };
   };
   '/v1/mcp/hosted/{workspaceId}/transport': {
+    /** The transport's server-sent stream: none (405) */
+    get: {
+      path: {
+        /** The workspace's id: the credential's own, else 403. */
+        workspaceId: string;
+      };
+      response: unknown;
+    };
     /** The workspace's hosted MCP transport (Streamable HTTP) */
     post: {
       path: {
@@ -2767,6 +2775,14 @@ export interface Paths {
                 };
               }
           >;
+    };
+    /** Ending a transport session: there is none (405) */
+    delete: {
+      path: {
+        /** The workspace's id: the credential's own, else 403. */
+        workspaceId: string;
+      };
+      response: unknown;
     };
   };
   '/v1/mcp/tokens': {
@@ -5010,7 +5026,7 @@ export interface Paths {
       path: {
         token: string;
       };
-      response: unknown;
+      response: null | '';
     };
     /** Upload one file */
     put: {
@@ -5323,6 +5339,7 @@ export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/intakes/{id}',
   'DELETE /v1/intakes/{id}/documents/{docId}',
   'DELETE /v1/intakes/{id}/publishable-keys/{keyId}',
+  'DELETE /v1/mcp/hosted/{workspaceId}/transport',
   'DELETE /v1/mcp/tokens/{id}',
   'DELETE /v1/recipients/{id}',
   'DELETE /v1/rules/{id}',
@@ -5378,6 +5395,7 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/legal/documents',
   'GET /v1/legal/documents/{slug}',
   'GET /v1/mcp/hosted/{workspaceId}',
+  'GET /v1/mcp/hosted/{workspaceId}/transport',
   'GET /v1/mcp/tokens',
   'GET /v1/me',
   'GET /v1/recipients',
@@ -5407,6 +5425,7 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/webhooks/events',
   'GET /v1/webhooks/{id}/deliveries',
   'GET /v1/welcome',
+  'HEAD /v1/uploads/{token}',
   'OPTIONS /v1/uploads/{token}',
   'PATCH /v1/api-keys/{id}',
   'PATCH /v1/coffres/{id}',
