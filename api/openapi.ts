@@ -325,7 +325,8 @@ export function buildOpenApiDocument(server: Server) {
     (paths[route.path] as Record<string, Operation>)[route.method] = operation;
     const head = valise.openapi?.head;
     if (head && route.method === 'get') {
-      (paths[route.path] as Record<string, Operation>).head = headOperation(operation, head);
+      const description = [head.description, access(isPublic, schemes, valise.scope)].filter(Boolean).join('\n\n');
+      (paths[route.path] as Record<string, Operation>).head = headOperation(operation, { ...head, description });
     }
   }
   return {
@@ -515,12 +516,14 @@ function responses(route: RouteEntry, valise: RouteSettings) {
   return out;
 }
 
-/** The HEAD of a GET operation: its parameters, statuses and headers, and no bodies. */
+/** The HEAD of a GET operation: its parameters, statuses and headers, and no success body. */
 function headOperation(get: Operation, head: NonNullable<OpenApiSettings['head']>): Operation {
   const responses = Object.fromEntries(
     Object.entries(get.responses as Record<string, { $ref?: string; content?: unknown; description?: string }>).map(
       ([status, answer]) => {
-        if (answer.$ref) return [status, { description: ERROR_RESPONSES[Number(status)]?.description ?? 'Error' }];
+        // An error keeps the shared envelope's response: a HEAD's has the same status and headers, and
+        // HTTP drops its body.
+        if (answer.$ref) return [status, answer];
         const { content: _, ...bodiless } = answer;
         return [status, bodiless];
       },

@@ -99,7 +99,7 @@ export type OpenApiSettings = {
   errorBody?: 'envelope' | 'scim';
   /**
    * A GET that HEAD answers as a protocol of its own (tus's HEAD on an upload URL): published as a
-   * `head` operation too, with this id and summary, the GET's parameters and headers, and no bodies;
+   * `head` operation too, with this id and summary, the GET's parameters and headers, and no success body;
    * `sdk` as the route setting, for the HEAD alone.
    */
   head?: { id: string; summary: string; description: string; sdk?: { excluded: string } };

@@ -5,7 +5,7 @@ import { hostedTransportRoute } from './hosted-transport.ts';
 import { createTokenRoute } from './tokens-create.ts';
 import { listTokensRoute } from './tokens-list.ts';
 import { revokeTokenRoute } from './tokens-revoke.ts';
-import { transportSessionEndRoute, transportStreamRoute } from './transport-stream.ts';
+import { transportStreamRoute } from './transport-stream.ts';
 
 // /v1/mcp (docs/mcp.md): the tokens are API-key routes; the control endpoint takes an API key or an
 // MCP token; the transport, where tools run, takes MCP tokens only.
@@ -20,7 +20,6 @@ export const mcpPlugin: Plugin<void> = {
       hostedControlRoute,
       hostedTransportRoute,
       transportStreamRoute,
-      transportSessionEndRoute,
     ]);
   },
 };

@@ -2711,14 +2711,6 @@ export interface Paths {
     };
   };
   '/v1/mcp/hosted/{workspaceId}/transport': {
-    /** The transport's server-sent stream: none (405) */
-    get: {
-      path: {
-        /** The workspace's id: the credential's own, else 403. */
-        workspaceId: string;
-      };
-      response: unknown;
-    };
     /** The workspace's hosted MCP transport (Streamable HTTP) */
     post: {
       path: {
@@ -2775,14 +2767,6 @@ export interface Paths {
                 };
               }
           >;
-    };
-    /** Ending a transport session: there is none (405) */
-    delete: {
-      path: {
-        /** The workspace's id: the credential's own, else 403. */
-        workspaceId: string;
-      };
-      response: unknown;
     };
   };
   '/v1/mcp/tokens': {
@@ -5339,7 +5323,6 @@ export const DOCUMENTED_OPERATIONS = [
   'DELETE /v1/intakes/{id}',
   'DELETE /v1/intakes/{id}/documents/{docId}',
   'DELETE /v1/intakes/{id}/publishable-keys/{keyId}',
-  'DELETE /v1/mcp/hosted/{workspaceId}/transport',
   'DELETE /v1/mcp/tokens/{id}',
   'DELETE /v1/recipients/{id}',
   'DELETE /v1/rules/{id}',
@@ -5395,7 +5378,6 @@ export const DOCUMENTED_OPERATIONS = [
   'GET /v1/legal/documents',
   'GET /v1/legal/documents/{slug}',
   'GET /v1/mcp/hosted/{workspaceId}',
-  'GET /v1/mcp/hosted/{workspaceId}/transport',
   'GET /v1/mcp/tokens',
   'GET /v1/me',
   'GET /v1/recipients',
