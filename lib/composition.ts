@@ -90,7 +90,9 @@ export async function openApiResources(config: Config, options: ApiResourceOptio
     temporal,
     services,
     close: async () => {
-      // Counted key uses are written while the database is still open.
+      // Counted key uses, and the parts of tus chunks already answered, are written while the
+      // database is still open.
+      await services.uploadSessions.drained();
       await services.usage.close();
       await services.credentials.close();
       await Promise.allSettled([db.end(), temporal.connection.close(), redis.quit()]);

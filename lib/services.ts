@@ -8,6 +8,7 @@ import { Paginator } from './pagination.ts';
 import { createObjectStore, type ObjectStore } from './storage/object-store.ts';
 import { createPublicDownloads, type PublicDownloads } from './transfers/download-gate.ts';
 import { UploadGate } from './uploads/upload-gate.ts';
+import { UploadSessions } from './uploads/upload-sessions.ts';
 
 // What domain functions need, built once per process and passed down.
 export type Services = {
@@ -23,6 +24,8 @@ export type Services = {
   downloads: PublicDownloads;
   /** Uploads being received: bounded, each holding a part buffer (lib/uploads/upload-gate.ts). */
   uploads: UploadGate;
+  /** tus chunks answered on receipt whose parts this process is still storing (lib/uploads/upload-sessions.ts). */
+  uploadSessions: UploadSessions;
   usage: UsageRecorder;
   /** API keys' credentials in process, emptied on every change (lib/api-keys/credential-cache.ts). */
   credentials: CredentialCache;
@@ -62,6 +65,9 @@ export function buildServices(
     objects: createObjectStore(config.s3),
     downloads: createPublicDownloads(config),
     uploads: new UploadGate(config.transfers.uploads),
+    uploadSessions: new UploadSessions((error) =>
+      (warn ?? console.error)(`an answered tus chunk could not be stored: ${String(error)}`),
+    ),
     usage: new UsageRecorder(db),
     credentials: new CredentialCache(warn),
   };

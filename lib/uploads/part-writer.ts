@@ -38,6 +38,8 @@ export type PartWriterOptions = {
   bufferedPartMax?: number;
   /** Runs the writer's waits for the object store: the server's time, not the client's silence. */
   waiting?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** What the first commit waits for (earlier chunks of the file); its failure fails every commit. */
+  after?: Promise<unknown> | undefined;
 };
 
 /** The part being filled: into a buffer, or through to the object store. */
@@ -59,7 +61,7 @@ export class PartWriter<Stored> extends Writable {
   private index = 0;
   private open: OpenPart | null = null;
   private filled = 0;
-  private received = 0;
+  private receivedBytes = 0;
   private readonly expected: number;
   private readonly parts: Part[];
   private readonly sink: PartSink<Stored>;
@@ -69,8 +71,11 @@ export class PartWriter<Stored> extends Writable {
   /** Parts being stored, oldest first: each settles once its part is committed. */
   private readonly pending: Array<Promise<void>> = [];
   /** The last commit in order: the next one waits for it. */
-  private committed: Promise<void> = Promise.resolve();
+  private committed: Promise<unknown>;
   private readonly spare: Buffer[] = [];
+  /** Settles once every byte is in its part: the last parts may still be being stored. */
+  readonly received: Promise<void>;
+  private allReceived: () => void = () => {};
 
   constructor(parts: Part[], sink: PartSink<Stored>, options: PartWriterOptions) {
     super({ highWaterMark: 1024 * 1024 });
@@ -79,6 +84,10 @@ export class PartWriter<Stored> extends Writable {
     this.storing = Math.max(0, options.storing);
     this.bufferedPartMax = options.bufferedPartMax ?? Number.POSITIVE_INFINITY;
     this.waiting = options.waiting ?? ((work) => work());
+    this.committed = options.after ?? Promise.resolve();
+    this.received = new Promise((resolve) => {
+      this.allReceived = resolve;
+    });
     this.expected = parts.reduce((sum, p) => sum + p.blobBytes, 0);
   }
 
@@ -96,7 +105,8 @@ export class PartWriter<Stored> extends Writable {
     finish
       .then(() => {
         // Failing now aborts a part being streamed (see _destroy); stored parts are still committed.
-        if (this.index < this.parts.length) throw new UploadSizeError(this.expected, this.received);
+        if (this.index < this.parts.length) throw new UploadSizeError(this.expected, this.receivedBytes);
+        this.allReceived();
         return Promise.all(this.pending);
       })
       .then(() => callback(), callback);
@@ -123,12 +133,12 @@ export class PartWriter<Stored> extends Writable {
   }
 
   private async consume(chunk: Buffer): Promise<void> {
-    this.received += chunk.length;
+    this.receivedBytes += chunk.length;
     let offset = 0;
     while (offset < chunk.length) {
       if (this.destroyed) return;
       const part = this.parts[this.index];
-      if (!part) throw new UploadSizeError(this.expected, this.received);
+      if (!part) throw new UploadSizeError(this.expected, this.receivedBytes);
       if (!this.open) await this.begin(part);
       const open = this.open as OpenPart | null;
       if (!open || this.destroyed) return;

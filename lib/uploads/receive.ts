@@ -13,6 +13,7 @@ import { PartWriter, UploadSizeError } from './part-writer.ts';
 import { partPlan, partSize, SEGMENT_SIZE } from './parts.ts';
 import { StallGuard, UploadTimeoutError } from './stall-guard.ts';
 import { type BodyChecksum, ChecksumStage, KeepFirst } from './tus.ts';
+import { type HeldLease, type UploadSession, UploadSessionBroken } from './upload-sessions.ts';
 
 // PUT /v1/uploads/{token}: one file, streamed straight through encryption
 // into S3 multipart parts, for any owner of stored files (a transfer, an
@@ -103,6 +104,9 @@ export type Chunk = {
 };
 export type ChunkRange = { start: number; end: number; total: number };
 
+/** How a route takes a body: tus's PATCH answers a chunk once received (lib/uploads/upload-sessions.ts). */
+export type ReceiveOptions = { answerOnReceipt?: boolean };
+
 export async function receiveUpload(
   services: Services,
   target: UploadTarget,
@@ -110,6 +114,7 @@ export async function receiveUpload(
   chunk: Chunk,
   /** When the request arrived (epoch ms): UPLOAD_REQUEST_TIMEOUT counts from there. */
   receivedAt = Date.now(),
+  options: ReceiveOptions = {},
 ) {
   let { file } = target;
   if (file.upload_state === 'uploaded') {
@@ -119,37 +124,54 @@ export async function receiveUpload(
     return { ...target.present(file), upload_offset: file.size };
   }
   if (target.refusal) throw target.refusal;
-  const { maxParts } = services.config.transfers.uploads;
-  const range = acceptedRange(chunk.range, file, partSize(file.size, maxParts));
-  const carried = range.end - range.start + (chunk.extra ?? 0);
-  if (chunk.length !== undefined && chunk.length !== carried) {
-    throw new DomainError('validation_error', `Content-Length must be ${carried} for this request.`, {
-      param: 'Content-Length',
-    });
+  const { maxParts, leaseMs } = services.config.transfers.uploads;
+  const uploads = createUploadQueries(services.db, target.table, leaseMs);
+  const sessions = services.uploadSessions;
+  const wanted = typeof chunk.range === 'object' ? chunk.range.start : 0;
+  let session = options.answerOnReceipt ? sessions.join(file.id, wanted) : undefined;
+  if (!session && sessions.receiving(file.id)) throw uploadInProgressError();
+  // Otherwise this process may still be storing the file's earlier chunks: the offset to start at
+  // is known once they are committed (or failed). A tus chunk reads it again in any case: a session
+  // it was checked against may have ended since.
+  if (!session && ((await sessions.settled(file.id)) || options.answerOnReceipt)) {
+    file = (await uploads.file(file.id)) ?? file;
+  }
+  let range: Span;
+  try {
+    range = acceptedRange(chunk.range, file, partSize(file.size, maxParts), session?.offset);
+    const carried = range.end - range.start + (chunk.extra ?? 0);
+    if (chunk.length !== undefined && chunk.length !== carried) {
+      throw new DomainError('validation_error', `Content-Length must be ${carried} for this request.`, {
+        param: 'Content-Length',
+      });
+    }
+  } catch (error) {
+    session?.left();
+    throw error;
   }
 
-  const { leaseMs } = services.config.transfers.uploads;
-  const uploads = createUploadQueries(services.db, target.table, leaseMs);
-  const leaseId = randomUUID();
-  const leased = await uploads.acquireLease(file.id, leaseId);
-  if (!leased) throw uploadInProgressError();
-  file = leased;
-  // The lease is renewed while the request lives, not only when a part is stored: a slow
-  // line may take longer than the lease to send one part. A renewal that fails on our side
-  // is tried again at the next tick; one that finds the lease gone stops this request.
-  const fileId = file.id;
-  // Freed by the request's last write when it can be (lease.released): one round trip fewer.
-  const lease = { released: false };
-  const renewal = setInterval(() => {
-    uploads.renewLease(fileId, leaseId).then(
-      (held) => held || lease.released || body.destroy(new UploadLeaseLostError()),
-      () => undefined,
-    );
-  }, leaseMs / 3);
+  let lease: HeldLease;
+  if (session) lease = session.lease;
+  else {
+    const leaseId = randomUUID();
+    const leased = await uploads.acquireLease(file.id, leaseId);
+    if (!leased) throw uploadInProgressError();
+    // The offset was read before the lease was taken: another request may have moved it since.
+    if (range.start !== 0 && range.start !== uploadOffset(leased)) {
+      await uploads.releaseLease(file.id, leaseId);
+      throw resumeFromError(uploadOffset(leased));
+    }
+    file = leased;
+    lease = holdLease(uploads, file.id, leaseId, leaseMs, () => body.destroy(new UploadLeaseLostError()));
+    // The first chunk of a tus upload that goes on after it opens the session the next ones join.
+    if (options.answerOnReceipt && range.end < file.size) session = sessions.open(file.id, range.start, lease);
+  }
+  const turn = { answered: false };
   try {
-    const stored = await streamParts(services, target, file, range, body, receivedAt, { id: leaseId, lease }, chunk);
+    if (session) await session.room(services.config.transfers.uploads.partsStoring);
+    const stored = await streamParts(services, target, file, range, body, receivedAt, lease, chunk, session, turn);
     // What this request stored: a tus chunk's bytes past its last whole part are dropped.
-    countUpload(target.table, 'stored', stored.upload_offset - range.start);
+    if (!turn.answered) countUpload(target.table, 'stored', stored.upload_offset - range.start);
     return stored;
   } catch (error) {
     // The client's doing (a wrong size, a stall, a twin request) or ours.
@@ -167,11 +189,57 @@ export async function receiveUpload(
       throw new DomainError('validation_error', error.message, { param: 'body', kind: 'timed_out' });
     }
     if (error instanceof UploadLeaseLostError) throw uploadInProgressError();
+    // An earlier chunk answered in this session could not be stored: so neither can this one.
+    if (error instanceof UploadSessionBroken) {
+      const stored = await uploads.file(file.id);
+      throw resumeFromError(stored ? uploadOffset(stored) : 0);
+    }
     throw error;
   } finally {
-    clearInterval(renewal);
-    if (!lease.released) await uploads.releaseLease(file.id, leaseId);
+    if (!session) await lease.end();
+    else if (!turn.answered) session.left();
   }
+}
+
+/**
+ * Takes over a lease just acquired: renewed while it is held, not only when a part is stored (a slow
+ * line may take longer than the lease to send one part). A renewal that fails on our side is tried
+ * again at the next tick; one that finds the lease gone calls `lost`.
+ */
+function holdLease(
+  uploads: ReturnType<typeof createUploadQueries>,
+  fileId: string,
+  id: string,
+  leaseMs: number,
+  lost: () => void,
+): HeldLease {
+  const renewal = setInterval(() => {
+    uploads.renewLease(fileId, id).then(
+      (held) => held || lease.released || lost(),
+      () => undefined,
+    );
+  }, leaseMs / 3);
+  const lease: HeldLease = {
+    id,
+    // Freed by the last write when it can be (a releasing commit, the completion): one round trip fewer.
+    released: false,
+    async end() {
+      clearInterval(renewal);
+      if (lease.released) return;
+      lease.released = true;
+      await uploads.releaseLease(fileId, id);
+    },
+  };
+  return lease;
+}
+
+/** The client is not where the file is: 409 with the offset to resume from (tus clients then ask HEAD). */
+function resumeFromError(offset: number) {
+  return new DomainError('validation_error', `This file has ${offset} bytes stored: resume from byte ${offset}.`, {
+    param: 'Content-Range',
+    kind: 'conflict',
+    details: { upload_offset: offset },
+  });
 }
 
 /** This request no longer holds the file's lease: another request writes the file now. */
@@ -192,11 +260,15 @@ async function streamParts(
   range: Span,
   body: Readable,
   receivedAt: number,
-  held: { id: string; lease: { released: boolean } },
+  lease: HeldLease,
   chunk: Pick<Chunk, 'extra' | 'checksum'>,
+  /** The tus session the request is in: it commits after the chunks answered before it. */
+  session: UploadSession | undefined,
+  /** Set once the request is answered with its parts still being stored (the session commits them). */
+  turn: { answered: boolean },
 ) {
   const { start, end } = range;
-  const leaseId = held.id;
+  const leaseId = lease.id;
   const uploads = createUploadQueries(services.db, target.table, services.config.transfers.uploads.leaseMs);
   const holding = (still: boolean) => {
     if (!still) throw new UploadLeaseLostError();
@@ -206,11 +278,11 @@ async function streamParts(
   const recorded = (row: StoredFile | null, released: boolean) => {
     if (!row) throw new UploadLeaseLostError();
     latest = row;
-    if (released) held.lease.released = true;
+    if (released) lease.released = true;
   };
   // The request's last commit frees the lease when the file goes on in a later request; the last
-  // part of the file keeps it until the multipart upload is completed.
-  const releasing = (plainEnd: number) => plainEnd === end && end < file.size;
+  // part of the file keeps it until the multipart upload is completed, and a session until it ends.
+  const releasing = (plainEnd: number) => !session && plainEnd === end && end < file.size;
   const objects = services.objects;
   const { mode } = target;
   const limits = services.config.transfers.uploads;
@@ -295,10 +367,40 @@ async function streamParts(
       // it arrives, so the client's bytes and the store's writes overlap instead of taking turns.
       bufferedPartMax: firstPart === lastPart && !(start === 0 && end === file.size) ? 0 : limits.partBufferMax,
       waiting: (work) => guard.whileBusy(work),
+      // After the chunks the session answered before this one: parts are recorded in file order.
+      after: session?.committed,
     },
   );
+  const piped = pipeline(body, guard, ...stages, writer);
+  const commitVerified = async () => {
+    for (const { stored, plainEnd } of unverified) {
+      const release = releasing(plainEnd);
+      recorded(await uploads.commitPart(file.id, leaseId, stored, plainEnd, release), release);
+    }
+  };
   try {
-    await pipeline(body, guard, ...stages, writer);
+    // A session's chunk that does not end the file is answered once its bytes are all received
+    // (and its checksum verified): its parts are stored and committed behind the answer.
+    const early = session !== undefined && end < file.size;
+    const settled = await Promise.race([
+      piped.then(() => 'stored' as const),
+      ...(early ? [writer.received.then(() => 'received' as const)] : []),
+    ]);
+    if (settled === 'received' && session) {
+      try {
+        checksum?.verify();
+      } catch (error) {
+        writer.destroy(error as Error);
+        await piped.catch(() => undefined);
+        throw error;
+      }
+      turn.answered = true;
+      session.answered(
+        end,
+        piped.then(commitVerified).then(() => countUpload(target.table, 'stored', end - start)),
+      );
+      return { ...target.present(file), upload_offset: end };
+    }
   } catch (error) {
     // A cut connection may leave parts being stored: they are recorded (under this request's
     // lease, released only after this) before the error is answered, so a resume keeps them.
@@ -307,14 +409,14 @@ async function streamParts(
   }
   if (checksum) {
     checksum.verify();
-    for (const { stored, plainEnd } of unverified) {
-      const release = releasing(plainEnd);
-      recorded(await uploads.commitPart(file.id, leaseId, stored, plainEnd, release), release);
-    }
+    await commitVerified();
   }
   // A chunk that ends before the file does leaves its parts committed and the file waiting for the next.
   if (end === file.size) {
-    await objects.completeMultipart(file.object_key, multipartId, parts);
+    // Every part of the file, this request's and those of the chunks before it (a session's
+    // included, committed before this request's last commit).
+    const recordedParts: StoredFile['parts'] = (latest as StoredFile | null)?.parts ?? parts;
+    await objects.completeMultipart(file.object_key, multipartId, recordedParts);
     recorded(await uploads.complete(file.id, leaseId, hash ? hash.digest('hex') : null), true);
     await target.uploaded(file.id);
   }
@@ -340,9 +442,15 @@ type Span = { start: number; end: number };
  * (or 0, to start again) and ends at the file's end or at a part boundary: a client that cannot
  * stream a request body sends the file in chunks of `part_size`, each one committed.
  */
-function acceptedRange(range: Chunk['range'], file: StoredFile, partBytes: number): Span {
+function acceptedRange(
+  range: Chunk['range'],
+  file: StoredFile,
+  partBytes: number,
+  /** Where the file's tus session expects its next chunk, ahead of what is committed yet. */
+  sessionOffset?: number,
+): Span {
   if (range === undefined) return { start: 0, end: file.size };
-  const offset = uploadOffset(file);
+  const offset = sessionOffset ?? uploadOffset(file);
   const { start, end, total }: Partial<ChunkRange> = range === 'unreadable' ? {} : range;
   const endsWell = end === file.size || (end !== undefined && end < file.size && end % partBytes === 0);
   if (start === undefined || end === undefined || total !== file.size || start >= end || !endsWell) {
@@ -352,12 +460,6 @@ function acceptedRange(range: Chunk['range'], file: StoredFile, partBytes: numbe
       { param: 'Content-Range' },
     );
   }
-  if (start !== offset && start !== 0) {
-    throw new DomainError('validation_error', `This file has ${offset} bytes stored: resume from byte ${offset}.`, {
-      param: 'Content-Range',
-      kind: 'conflict',
-      details: { upload_offset: offset },
-    });
-  }
+  if (start !== offset && start !== 0) throw resumeFromError(offset);
   return { start, end };
 }

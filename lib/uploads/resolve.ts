@@ -14,3 +14,26 @@ export async function resolveUpload(services: Services, token: string): Promise<
   if (!uploads) throw new DomainError('not_found', 'No such upload URL.');
   return { ...(await uploads.target(services, address)), expiresAt };
 }
+
+/**
+ * The file an upload URL names as stored: once the tus chunks this process answered ahead of
+ * storing them are committed (or failed), so its offset is what a client can resume from.
+ */
+export async function resolveStoredUpload(services: Services, token: string): Promise<ResolvedUpload> {
+  await services.uploadSessions.settled(readUploadToken(services.keys.links, token).file);
+  return resolveUpload(services, token);
+}
+
+/**
+ * For a tus PATCH: the file, and `ahead`, where this process's session of it expects the next chunk
+ * (lib/uploads/upload-sessions.ts), when it has one. The session is read before the file: what a
+ * session seen then had answered may not be committed in the row read after it, but a session that
+ * ended before then had committed everything it answered.
+ */
+export async function resolveTusUpload(
+  services: Services,
+  token: string,
+): Promise<ResolvedUpload & { ahead: number | undefined }> {
+  const ahead = services.uploadSessions.offset(readUploadToken(services.keys.links, token).file);
+  return { ...(await resolveUpload(services, token)), ahead };
+}

@@ -18,8 +18,10 @@ export function tusChunk(
   offset: number,
   length: number | undefined,
   checksum: BodyChecksum | undefined,
+  /** Where this process's tus session of the file expects its next chunk, ahead of what is committed. */
+  ahead?: number,
 ): Chunk {
-  const stored = uploadOffset(file);
+  const stored = ahead ?? uploadOffset(file);
   if (offset !== stored && offset !== 0) {
     throw new DomainError(
       'validation_error',

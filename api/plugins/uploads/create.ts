@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import Joi from 'joi';
 import { partSize } from '../../../lib/uploads/parts.ts';
 import { uploadOffset } from '../../../lib/uploads/receive.ts';
-import { resolveUpload } from '../../../lib/uploads/resolve.ts';
+import { resolveStoredUpload } from '../../../lib/uploads/resolve.ts';
 import { checkCreation } from '../../../lib/uploads/terminate.ts';
 import {
   byteCountHeader,
@@ -86,7 +86,7 @@ export const tusCreateRoute = defineRoute<{ token: string }, NoInput, Readable>(
       const length = byteCountHeader('Upload-Length', headerOf(request, 'upload-length'));
       const metadata = parseUploadMetadata(headerOf(request, 'upload-metadata'));
       const checksum = parseUploadChecksum(headerOf(request, 'upload-checksum'));
-      const resolved = await resolveUpload(services, request.params.token);
+      const resolved = await resolveStoredUpload(services, request.params.token);
       checkCreation(resolved, length, metadata);
       const partBytes = partSize(resolved.file.size, services.config.transfers.uploads.maxParts);
       return {
@@ -104,7 +104,7 @@ export const tusCreateRoute = defineRoute<{ token: string }, NoInput, Readable>(
       request.payload.resume();
       return answer(uploadOffset(target.file));
     }
-    const result = await receiveBody(request, target, request.payload, chunk);
+    const result = await receiveBody(request, target, request.payload, chunk, { answerOnReceipt: true });
     return answer(result.upload_offset);
   },
 });

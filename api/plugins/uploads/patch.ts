@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import Joi from 'joi';
 import { partSize } from '../../../lib/uploads/parts.ts';
-import { resolveUpload } from '../../../lib/uploads/resolve.ts';
+import { resolveStoredUpload, resolveTusUpload } from '../../../lib/uploads/resolve.ts';
 import { byteCountHeader, parseUploadChecksum, TUS_CONTENT_TYPE } from '../../../lib/uploads/tus.ts';
 import { tusChunk } from '../../../lib/uploads/tus-chunk.ts';
 import { defineRoute, type NoInput } from '../../route.ts';
@@ -25,7 +25,9 @@ export const tusPatchRoute = defineRoute<{ token: string }, NoInput, Readable>({
         rateLimited: false,
         openapi: {
           errors: [408, 409, 410, 412, 413, 415, 429, 460],
-          statuses: { 204: 'The bytes are stored up to the answered `Upload-Offset`.' },
+          statuses: {
+            204: "The bytes are received up to the answered `Upload-Offset`; the file's last chunk is answered once the file is stored whole.",
+          },
           requestHeaders: {
             'Tus-Resumable': TUS_RESUMABLE_HEADER,
             'Upload-Offset': {
@@ -53,7 +55,7 @@ export const tusPatchRoute = defineRoute<{ token: string }, NoInput, Readable>({
     auth: false,
     description: 'Upload bytes of a file (tus)',
     notes:
-      "tus 1.0.0 core (docs/tus.md): the body (`Content-Type: application/offset+octet-stream`) is the file from `Upload-Offset` on, encrypted and stored as a PUT's. The answer's `Upload-Offset` is where the stored bytes end: offsets move by whole parts (`part_size`), so bytes past the last part boundary the body reaches are dropped and sent again by the client from there. A body that reaches neither a part boundary nor the end is refused (400): use chunks of a multiple of `part_size`. An interrupted PATCH keeps its committed parts: HEAD says where to resume. With `Upload-Checksum`, nothing of the body is committed unless it matches (460). Same bounds as a PUT: idle and request timeouts, upload slots (429).",
+      "tus 1.0.0 core (docs/tus.md): the body (`Content-Type: application/offset+octet-stream`) is the file from `Upload-Offset` on, encrypted and stored as a PUT's. The answer's `Upload-Offset` is where the body's kept bytes end (a chunk that does not end the file is answered once received, its parts stored behind the answer: docs/tus.md, \"Speed\"; should they fail, the next PATCH is refused with 409 and HEAD says where to resume): offsets move by whole parts (`part_size`), so bytes past the last part boundary the body reaches are dropped and sent again by the client from there. A body that reaches neither a part boundary nor the end is refused (400): use chunks of a multiple of `part_size`. An interrupted PATCH keeps its committed parts: HEAD says where to resume. With `Upload-Checksum`, nothing of the body is committed unless it matches (460). Same bounds as a PUT: idle and request timeouts, upload slots (429).",
     tags: ['api', 'uploads'],
     response: { status: { 204: noBody } },
     payload: {
@@ -75,12 +77,18 @@ export const tusPatchRoute = defineRoute<{ token: string }, NoInput, Readable>({
       const offset = byteCountHeader('Upload-Offset', headerOf(request, 'upload-offset'));
       const checksum = parseUploadChecksum(headerOf(request, 'upload-checksum'));
       const contentLength = headerOf(request, 'content-length');
-      const resolved = await resolveUpload(services, request.params.token);
+      // The chunks this process answered ahead of storing them move the offset the next one starts
+      // at; a client starting elsewhere (after a HEAD) is held to what is stored, once they are.
+      let { ahead, ...resolved } = await resolveTusUpload(services, request.params.token);
+      if (ahead !== undefined && offset !== ahead) {
+        resolved = await resolveStoredUpload(services, request.params.token);
+        ahead = undefined;
+      }
       const partBytes = partSize(resolved.file.size, services.config.transfers.uploads.maxParts);
       const length = contentLength === undefined ? undefined : Number(contentLength);
-      return { target: resolved, chunk: tusChunk(resolved.file, partBytes, offset, length, checksum) };
+      return { target: resolved, chunk: tusChunk(resolved.file, partBytes, offset, length, checksum, ahead) };
     });
-    const result = await receiveBody(request, target, request.payload, chunk);
+    const result = await receiveBody(request, target, request.payload, chunk, { answerOnReceipt: true });
     const { 'Upload-Expires': expires } = fileHeaders(target);
     return withHeaders(h.response().code(204), {
       'Upload-Offset': String(result.upload_offset),

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { DomainError } from '../../../lib/errors.ts';
-import { type Chunk, receiveUpload } from '../../../lib/uploads/receive.ts';
+import { type Chunk, type ReceiveOptions, receiveUpload } from '../../../lib/uploads/receive.ts';
 import type { ResolvedUpload } from '../../../lib/uploads/resolve.ts';
 import type { UploadRefusal } from '../../../lib/uploads/upload-gate.ts';
 import { clientIp } from '../../client-ip.ts';
@@ -44,12 +44,18 @@ function takeUploadSlot(request: AnyRequest, holder: string): () => void {
 }
 
 /** Receives the request's body as `chunk` of the file, holding an upload slot while it is read. */
-export async function receiveBody(request: AnyRequest, target: ResolvedUpload, body: Readable, chunk: Chunk) {
+export async function receiveBody(
+  request: AnyRequest,
+  target: ResolvedUpload,
+  body: Readable,
+  chunk: Chunk,
+  options: ReceiveOptions = {},
+) {
   const { services } = request.server.app;
   const socket = request.raw.req.socket;
   // The slot is held while the body is read into part buffers, and given back once they are let go.
   const slot = takeUploadSlot(request, target.holder);
-  return receiveUpload(services, target, body, chunk, request.info.received)
+  return receiveUpload(services, target, body, chunk, request.info.received, options)
     .catch((error: unknown) => {
       // A body given up before it was all received (a stalled or trickling client) leaves the
       // connection unusable; hapi takes it for the client's abort, answers nothing and would

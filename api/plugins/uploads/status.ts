@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { partSize } from '../../../lib/uploads/parts.ts';
 import { uploadInProgressNow, uploadOffset } from '../../../lib/uploads/receive.ts';
-import { resolveUpload } from '../../../lib/uploads/resolve.ts';
+import { resolveStoredUpload } from '../../../lib/uploads/resolve.ts';
 import { defineRoute } from '../../route.ts';
 import { uploadStatus, uploadToken } from './schemas.ts';
 import { TUS_HEADER_DOCS, TUS_RESUMABLE_HEADER, TUS_SDK_EXCLUSION } from './tus-headers-docs.ts';
@@ -55,7 +55,7 @@ export const statusRoute = defineRoute({
     // A HEAD is also tus's: one that says Tus-Resumable must say ours.
     checkTusRequest(request, false);
     const { services } = request.server.app;
-    const target = await resolveUpload(services, request.params.token);
+    const target = await resolveStoredUpload(services, request.params.token);
     const { file, present } = target;
     const offset = uploadOffset(file);
     const partBytes = partSize(file.size, services.config.transfers.uploads.maxParts);

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { resolveUpload } from '../../../lib/uploads/resolve.ts';
+import { resolveStoredUpload } from '../../../lib/uploads/resolve.ts';
 import { terminateUpload } from '../../../lib/uploads/terminate.ts';
 import { defineRoute } from '../../route.ts';
 import { noBody, uploadToken } from './schemas.ts';
@@ -34,7 +34,7 @@ export const tusTerminateRoute = defineRoute<{ token: string }>({
   handler: async (request, h) => {
     checkTusRequest(request, true);
     const { services } = request.server.app;
-    await terminateUpload(services, await resolveUpload(services, request.params.token));
+    await terminateUpload(services, await resolveStoredUpload(services, request.params.token));
     return h.response().code(204);
   },
 });
