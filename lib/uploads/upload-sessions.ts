@@ -41,7 +41,8 @@ export class UploadSession {
   /** Once the session is over: its parts settled, its lease given back. */
   readonly ended: Promise<void>;
   private receiving = true;
-  private storing = 0;
+  /** The answered chunks whose parts are still being stored, oldest first: each settles once committed. */
+  private readonly storing: Array<Promise<void>> = [];
   private broken = false;
   private over = false;
   private endNow: () => void = () => {};
@@ -82,19 +83,19 @@ export class UploadSession {
   answered(end: number, stored: Promise<void>): void {
     this.offset = end;
     this.receiving = false;
-    this.storing++;
     this.committed = stored.catch((error: unknown) => {
       if (!this.broken) this.onFailure(error);
       this.broken = true;
       throw error instanceof UploadSessionBroken ? error : new UploadSessionBroken(error);
     });
-    // Later chunks see the failure through `committed`; nobody waits on this branch.
-    this.committed
+    // Later chunks see a failure through `committed`; this branch only counts the chunk out.
+    const settled: Promise<void> = this.committed
       .catch(() => undefined)
       .finally(() => {
-        this.storing--;
+        this.storing.splice(this.storing.indexOf(settled), 1);
         this.endIfIdle();
       });
+    this.storing.push(settled);
   }
 
   /** The joined request ended without being answered early (it failed, or it ended the file). */
@@ -105,11 +106,11 @@ export class UploadSession {
 
   /** Waits while `depth` chunks or more are still being stored: memory stays at a few parts per file. */
   async room(depth: number): Promise<void> {
-    while (this.storing >= Math.max(1, depth)) await this.committed.catch(() => undefined);
+    while (this.storing.length >= Math.max(1, depth)) await this.storing[0];
   }
 
   private endIfIdle(): void {
-    if (this.receiving || this.storing > 0 || this.over) return;
+    if (this.receiving || this.storing.length > 0 || this.over) return;
     this.over = true;
     // Listed until its lease is given back: a request arriving meanwhile waits for that, rather than
     // finding the lease still held. One not given back (the database gone) expires by itself.
