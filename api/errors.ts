@@ -24,7 +24,11 @@ const STATUS: Record<ErrorCode, number> = {
   idempotency_conflict: 409,
   rate_limited: 429,
   internal_error: 500,
+  service_unavailable: 503,
 };
+
+/** How soon a client may retry once a component the service needs stopped answering. */
+const UNAVAILABLE_RETRY_SECONDS = 2;
 
 /** A kind of refusal overrides its code's status. */
 const KIND_STATUS: Record<ErrorKind, number> = {
@@ -60,6 +64,17 @@ export type ErrorEnvelope = {
 
 /** Renders what a request failed with; hapi hands every thrown error over as Boom (DomainError included, boomified). */
 export function renderError(error: Boom.Boom | DomainError, requestId: string, docsBaseUrl: string) {
+  if (isDependencyUnavailable(error)) {
+    return renderError(
+      new DomainError(
+        'service_unavailable',
+        'A component the service needs is not answering. Retry in a few seconds; nothing of this request was kept unless its answer said so.',
+        { retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS },
+      ),
+      requestId,
+      docsBaseUrl,
+    );
+  }
   if (isDatabaseDataException(error)) {
     // Schemas should stop such input first; if one slips through, it is still the client's input.
     return renderError(
@@ -75,7 +90,7 @@ export function renderError(error: Boom.Boom | DomainError, requestId: string, d
     error instanceof DomainError ? answerTo(error) : { status: error.output.statusCode, headers: {} };
   const code = domain?.code ?? codeForStatus(status);
   const message =
-    status >= 500
+    status >= 500 && code === 'internal_error'
       ? 'Something went wrong on our side. Quote the request id if you contact support.'
       : error instanceof DomainError
         ? error.message
@@ -121,6 +136,29 @@ export function renderScimError(error: Boom.Boom | DomainError, requestId: strin
     detail: rendered.body.error.message,
   };
   return { status: rendered.status, headers: rendered.headers, body, code: rendered.body.error.code };
+}
+
+/** Errors of a connection (Node's) that mean the other side is down or went away. */
+const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+/** slonik's errors for a connection it could not get or lost. */
+const POOL_FAILURES = new Set(['ConnectionError', 'BackendTerminatedError', 'BackendTerminatedUnexpectedlyError']);
+
+/**
+ * A component the service needs is down or restarting, anywhere in the cause chain: PostgreSQL's
+ * classes 08 (connection exception) and 57P (operator intervention: a shutdown or a start), slonik's
+ * pool failures, a refused or reset connection (object storage, the database), gRPC's UNAVAILABLE
+ * (Temporal). Not the client's fault nor a bug: 503, worth retrying (docs/errors.md).
+ */
+function isDependencyUnavailable(error: Error): boolean {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && (/^08[0-9A-Z]{3}$/.test(code) || /^57P0[1-3]$/.test(code))) return true;
+    if (typeof code === 'string' && CONNECTION_FAILURES.has(code)) return true;
+    if (POOL_FAILURES.has(current.name)) return true;
+    // @grpc/grpc-js's status UNAVAILABLE, on the errors Temporal's client rethrows.
+    if (code === 14 && 'details' in current) return true;
+  }
+  return false;
 }
 
 /** PostgreSQL class 22, "data exception": bad input that reached the database. */

@@ -209,6 +209,11 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
     description: '`validation_error`: the body does not match its `Upload-Checksum` (tus); none of it was kept.',
   },
   500: { name: 'InternalError', description: '`internal_error`: quote `request_id` to support.' },
+  503: {
+    name: 'ServiceUnavailable',
+    description:
+      '`service_unavailable`: a component the service needs (the database, object storage, Temporal) is not answering; retry after `Retry-After` seconds.',
+  },
 };
 
 /**
@@ -225,6 +230,7 @@ const SCIM_ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'The body is neither `application/scim+json` nor `application/json`.',
   429: "Over the workspace's rate limit: retry after `Retry-After` seconds.",
   500: 'Something went wrong on our side.',
+  503: 'A component the service needs is not answering: retry after `Retry-After` seconds.',
 };
 
 /**
@@ -448,7 +454,7 @@ export function errorStatuses(route: RouteEntry): number[] {
   const authenticated = (settings.auth as unknown) !== false;
   const mutating = MUTATING.has(route.method);
   const jsonBody = mutating && (settings.payload as RouteOptionsPayload | undefined)?.parse !== false;
-  const statuses = new Set<number>([500, ...(valise.openapi?.errors ?? [])]);
+  const statuses = new Set<number>([500, 503, ...(valise.openapi?.errors ?? [])]);
   if (validate.params || validate.query || validate.payload || idempotent(route)) statuses.add(400);
   if (authenticated) statuses.add(401);
   // An API key's scope, IP allow-list or environment; a SCIM token opens all its routes or none.

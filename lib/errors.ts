@@ -19,6 +19,9 @@ export const ERROR_CODES = [
   'idempotency_conflict',
   'rate_limited',
   'internal_error',
+  // Valise's addition to the spec's table: a component the service needs (the database, object
+  // storage, Temporal) is not answering. 503 with Retry-After; retried like a 5xx (docs/errors.md).
+  'service_unavailable',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -8,11 +8,17 @@
 # The last line on stdout is always "tests: N passed, M failed" (followed by
 # ", K skipped" when tests were skipped or left to do), and the exit status is
 # non-zero whenever M is not 0.
+#
+# scripts/test.sh --faults (make test-faults): the same set-up, then every fault scenario
+# (test/faults/, test/faults/long/ included) and nothing else, each printing what it injected and
+# what it checked.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 load_profile test
+only_faults=""
+if [ "${1:-}" = --faults ]; then only_faults=yes; fi
 
 summarized=""
 finish() {
@@ -97,6 +103,13 @@ log "test: worker started (log ${LOGS#"$ROOT"/}/worker.log)"
 # npx --no: never download a missing tool, fail instead.
 status=0
 {
+if [ -n "$only_faults" ]; then
+  stop_pid worker >&2
+  log "test: ava, every fault scenario"
+  faults_status=0
+  node scripts/ava-tap.mjs --tap --config test/faults/ava.all.config.mjs || faults_status=$?
+  echo "# exit faults $faults_status"
+else
   # A stray test.only would drop the other tests of its file with exit status 0.
   step only node scripts/check-only.mjs
   step lint npx --no -- biome check .
@@ -120,6 +133,7 @@ status=0
   switch_to_temporal_server >&2 &&
     node scripts/ava-tap.mjs --tap --config test/temporal-server/ava.config.mjs || server_status=$?
   echo "# exit temporal-server $server_status"
+fi
 } | node scripts/tap-summary.mjs || status=$?
 summarized=yes
 exit "$status"

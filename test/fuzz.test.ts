@@ -51,6 +51,7 @@ const SPEC_ERRORS: Record<string, readonly number[]> = {
   idempotency_conflict: [409],
   rate_limited: [429],
   internal_error: [500],
+  service_unavailable: [503],
 };
 
 // ---------------------------------------------------------------------------

@@ -105,10 +105,41 @@ export async function completeIdempotency(request: Request, status: number, body
   const records = createIdempotencyQueries(services.db);
   // Failed requests changed nothing (domain writes are transactional), so the
   // key is freed: the client can fix the request, add an mfa_code, and resend.
-  if (status >= 400) await records.release(owner, state.key);
+  if (status >= 400) await untilWritten(request, () => records.release(owner, state.key));
   else {
     const sealed = seal(keysOf(services).seal, JSON.stringify(body ?? null), identity(owner, state.key, status));
-    await records.complete(owner, state.key, status, sealed);
+    await untilWritten(request, () => records.complete(owner, state.key, status, sealed));
+  }
+}
+
+/** Waits between attempts at a record the database refused, doubling up to the last. */
+const REWRITE_DELAYS_MS = [250, 500, 1_000, 2_000, 5_000];
+/** How long a record the database refused is tried again: past a restart, not forever. */
+const REWRITE_FOR_MS = 10 * 60_000;
+
+/**
+ * Writes a record now, or, when the database refuses it (it is restarting: the request itself was
+ * likely answered 503 for the same reason), again in the background until it lands. Left in
+ * progress, a key would keep its retries waiting, then refused, for its 24 hours: a failed request's
+ * client must be able to retry with the same key as soon as the database is back, and a successful
+ * one's must get its answer replayed.
+ */
+async function untilWritten(request: Request, write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    request.log(['warn', 'idempotency'], `idempotency record not written, retrying: ${(error as Error).message}`);
+    const deadline = Date.now() + REWRITE_FOR_MS;
+    const retry = (attempt: number) => {
+      const delay = REWRITE_DELAYS_MS[Math.min(attempt, REWRITE_DELAYS_MS.length - 1)] ?? 5_000;
+      setTimeout(() => {
+        write().catch(() => {
+          if (Date.now() < deadline) retry(attempt + 1);
+          else request.log(['error', 'idempotency'], 'idempotency record never written: its key stays in progress');
+        });
+      }, delay).unref();
+    };
+    retry(0);
   }
 }
 

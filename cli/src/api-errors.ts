@@ -60,6 +60,8 @@ function hintFor(error: ValiseError, baseUrl: string): string | undefined {
         : 'A limit was reached (the key’s max_uses may be exhausted).';
     case 'internal_error':
       return 'The service failed. Try again later; quote the request id if it persists.';
+    case 'service_unavailable':
+      return `A component of the service is down for now. Try again in ${error.retryAfterSeconds ?? 2} s.`;
     case 'connection_error':
     case 'timeout':
       return `Could not reach the API at ${baseUrl}. Is it running? (set VALISE_BASE_URL or use \`valise login --base-url\`)`;

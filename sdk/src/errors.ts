@@ -17,6 +17,8 @@ export type ValiseErrorCode =
   | 'idempotency_conflict'
   | 'rate_limited'
   | 'internal_error'
+  /** Valise's 503: a component the service needs is not answering; retried like a 5xx. */
+  | 'service_unavailable'
   /** No answer: DNS, refused or reset connection. */
   | 'connection_error'
   /** No answer within the configured timeout. */

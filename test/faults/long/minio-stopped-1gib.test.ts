@@ -1,0 +1,6 @@
+import test from 'ava';
+import { minioStoppedDuringUpload } from '../minio-stopped-upload.ts';
+
+test('MinIO killed during a 1 GiB upload: a retryable answer, the offset kept, the rest resumed byte for byte', async (t) => {
+  await minioStoppedDuringUpload(t, 1024 * 1024 * 1024);
+});
