@@ -25,11 +25,12 @@ export function findClamd(): string | undefined {
 }
 
 // Mirrors the clamd.conf that scripts/stack.sh writes, with a 1 MiB stream limit.
-export async function startClamd(binary: string): Promise<PrivateClamd> {
+/** `port`: where it listens, a free one unless given (a fault test starts it again where it was). */
+export async function startClamd(binary: string, port?: number): Promise<PrivateClamd> {
   const dir = await mkdtemp(join(tmpdir(), 'valise-clamd-'));
   // Its spool on a RAM filesystem too, when there is one (scripts/stack.sh, clamd_tmp).
   const spool = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : dir, 'valise-clamd-'));
-  const port = await freePort();
+  port ??= await freePort();
   const conf = join(dir, 'clamd.conf');
   await writeFile(
     conf,
