@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -204,6 +204,57 @@ export async function startPrivateMinio(): Promise<PrivateService & { env: Recor
     remove: async () => {
       await stop();
       rmSync(data, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A maildev of its own (the stack's SMTP capture): `env` points an API or a worker at its SMTP port,
+ * `mailsTo` reads what it captured. `stop()` is SIGTERM; what it captured is in its folder.
+ */
+export async function startPrivateMaildev(): Promise<
+  PrivateService & { env: Record<string, string>; mailsTo(address: string): Promise<Array<{ subject: string }>> }
+> {
+  const data = mkdtempSync(join(tmpdir(), 'valise-fault-maildev-'));
+  const [smtp, web] = [await freePort(), await freePort()];
+  writeFileSync(join(data, 'maildev.json'), '{}');
+  let server: ChildProcess | null = null;
+  const start = async () => {
+    const environment = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.startsWith('MAILDEV_')),
+    );
+    server = spawn(
+      join(ROOT, 'node_modules/.bin/maildev'),
+      [
+        ...['--config', join(data, 'maildev.json'), '--ip', '127.0.0.1', '--smtp', String(smtp)],
+        ...['--web-ip', '127.0.0.1', '--web', String(web), '--mail-directory', join(data, 'mail')],
+      ],
+      { cwd: data, env: environment, stdio: 'ignore' },
+    );
+    await until(() => listening(smtp), 'maildev');
+    await until(() => listening(web), 'maildev web');
+  };
+  const stop = async () => {
+    if (!server) return;
+    const stopping = exited(server);
+    server.kill('SIGTERM');
+    await stopping;
+    server = null;
+  };
+  await start();
+  return {
+    url: `smtp://127.0.0.1:${smtp}`,
+    port: smtp,
+    env: { SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp) },
+    stop,
+    start,
+    remove: async () => {
+      await stop();
+      rmSync(data, { recursive: true, force: true });
+    },
+    mailsTo: async (address) => {
+      const response = await fetch(`http://127.0.0.1:${web}/api/email?to.address=${encodeURIComponent(address)}`);
+      return (await response.json()) as Array<{ subject: string }>;
     },
   };
 }
