@@ -107,7 +107,16 @@ export async function keysCommand(args: string[]): Promise<number> {
         verdict.reason === 'current'
           ? `"${keyId}" is the current master key: make another current first (MASTER_KEY_ID), then rotate`
           : `${verdict.remaining} stored values still depend on "${keyId}" (${JSON.stringify(verdict.byPlace)}): run \`keys rotate\` first`;
-      print({ ...verdict }, `Refused: ${why}.`);
+      print(
+        {
+          key_id: keyId,
+          retirable: false,
+          reason: verdict.reason,
+          remaining: verdict.remaining,
+          by_place: verdict.byPlace,
+        },
+        `Refused: ${why}.`,
+      );
       return 2;
     }
   } finally {
