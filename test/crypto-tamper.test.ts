@@ -1,16 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import test from 'ava';
+import { z } from 'zod';
 import { unwrapDataKey } from '../lib/crypto/key-wrap.ts';
 import { createEncryptStream, HEADER_SIZE, TAG_SIZE } from '../lib/crypto/segmented-aead.ts';
 import { storedFileKeyAad } from '../lib/db/queries/stored-files.ts';
 import { createTransferQueries } from '../lib/db/queries/transfers.ts';
+import { sql } from '../lib/db/sql.ts';
 import { SEGMENT_SIZE } from '../lib/uploads/parts.ts';
 import { Valise } from '../sdk/src/index.ts';
 import { toDirectory } from '../sdk/src/node.ts';
-import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { content, createTransfer, links, put, waitForTransfer } from './helpers/transfers.ts';
 
 // Hostile storage (docs/encryption.md, "Under attack"): someone with write access to the bucket
@@ -98,9 +101,12 @@ type Outcome =
 async function download(stored: Stored, range?: string): Promise<Outcome> {
   const issued = await links(api, stored.shortCode);
   if (issued.status !== 200) throw new Error(`links: ${issued.status} ${issued.text}`);
-  const response = await fetch(issued.body.files[0].download_url, range ? { headers: { range } } : {}).catch(
-    () => null,
-  );
+  return fetchOutcome(issued.body.files[0].download_url, range);
+}
+
+/** What a GET of `url` delivers, read to its end or its break. */
+async function fetchOutcome(url: string, range?: string): Promise<Outcome> {
+  const response = await fetch(url, range ? { headers: { range } } : {}).catch(() => null);
   // The connection closed before a response: as loud as a body cut off, with nothing delivered.
   if (!response) return { kind: 'cut off', received: Buffer.alloc(0) };
   if (response.status !== 200 && response.status !== 206) {
@@ -271,6 +277,42 @@ test("an old upload's ciphertext of the same file, put back in place of a part, 
   await writeObject(stored.objectKey, current);
   const whole = await download(stored);
   t.true(whole.kind === 'complete' && whole.body.equals(data));
+});
+
+test("a vault item, served without a download link's bookkeeping: an extended blob is cut off before its end, a damaged start refused", async (t) => {
+  // Vault and intake downloads stream the decryption straight out: only the decryption itself
+  // holds the last segment back until the blob is proven to end there.
+  const coffre = await api.call('POST', '/v1/coffres', { key: ws.keys.live, body: { name: 'Tampered room' } });
+  t.is(coffre.status, 201, coffre.text);
+  const item = async () => {
+    const data = content(SIZE);
+    const name = `item-${randomUUID()}.bin`;
+    const created = await api.call('POST', `/v1/coffres/${coffre.body.id}/items`, {
+      key: ws.keys.live,
+      body: { name, size: data.length },
+    });
+    t.is(created.status, 201, created.text);
+    t.is((await put(created.body.upload_url.url, data)).status, 200);
+    const path = `/v1/coffres/${coffre.body.id}/items/${created.body.item.id}`;
+    await eventually(async () => {
+      const found = await api.call('GET', path, { key: ws.keys.live });
+      return found.body.status === 'available' ? true : undefined;
+    }, 60_000);
+    const objectKey = await api.services.db.oneFirst(
+      sql.type(z.object({ object_key: z.string() }))`SELECT object_key FROM coffre_items WHERE name = ${name}`,
+    );
+    /** A fresh owner's link each time: it is minted by every read of the item. */
+    const link = async () => (await api.call('GET', path, { key: ws.keys.live })).body.download_url as string;
+    return { data, objectKey, link };
+  };
+
+  const extended = await item();
+  await writeObject(extended.objectKey, Buffer.concat([await readObject(extended.objectKey), Buffer.alloc(SEGMENT)]));
+  assertCutOff(t, await fetchOutcome(await extended.link()), extended.data, 4);
+
+  const damaged = await item();
+  await writeObject(damaged.objectKey, flip(at(0) + 99)(await readObject(damaged.objectKey)));
+  assertRefused(t, await fetchOutcome(await damaged.link()));
 });
 
 test("the SDK's download of a tampered server-mode file throws, and leaves no file behind", async (t) => {
