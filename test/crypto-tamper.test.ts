@@ -279,7 +279,7 @@ test("an old upload's ciphertext of the same file, put back in place of a part, 
   t.true(whole.kind === 'complete' && whole.body.equals(data));
 });
 
-test("a vault item, served without a download link's bookkeeping: an extended blob is cut off before its end, a damaged start refused", async (t) => {
+test("a vault item (streamed without a download link's bookkeeping): a damaged start is refused, an extended blob cut off", async (t) => {
   // Vault and intake downloads stream the decryption straight out: only the decryption itself
   // holds the last segment back until the blob is proven to end there.
   const coffre = await api.call('POST', '/v1/coffres', { key: ws.keys.live, body: { name: 'Tampered room' } });
