@@ -3,6 +3,7 @@ import { createApiKeyActivities } from './api-keys.ts';
 import { createCoffreActivities } from './coffres.ts';
 import { createGdprActivities } from './gdpr.ts';
 import { createIntakeActivities } from './intakes.ts';
+import { createMasterKeyActivities } from './master-keys.ts';
 import { createRetentionActivities } from './retention.ts';
 import { createRuleActivities } from './rules.ts';
 import { createTransferActivities } from './transfers.ts';
@@ -28,6 +29,7 @@ export function activitiesByFamily(resources: ActivityResources) {
     coffres: createCoffreActivities(resources),
     retention: createRetentionActivities(resources),
     gdpr: createGdprActivities(resources),
+    'master-keys': createMasterKeyActivities(resources),
   };
 }
 

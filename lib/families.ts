@@ -42,3 +42,10 @@ export const FAMILIES: readonly Family[] = [
 
 /** Every family's stored files, for the sweeper. */
 export const STORED_FILES = FAMILIES.flatMap((family) => family.storedFiles ?? []);
+
+/** Every column of keyring-wrapped values, with its table and AAD: what a master-key rotation re-wraps. */
+export const KEY_WRAPPED_COLUMNS = FAMILIES.flatMap((family) =>
+  Object.entries(family.tables).flatMap(([table, { keyWrapped }]) =>
+    Object.entries(keyWrapped ?? {}).map(([column, { aad }]) => ({ table, column, aad })),
+  ),
+);

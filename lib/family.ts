@@ -1,4 +1,5 @@
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import { storedFileKeyAad } from './db/queries/stored-files.ts';
 import type { Services } from './services.ts';
 import type { ObjectStore } from './storage/object-store.ts';
 import type { Tenant } from './tenancy.ts';
@@ -84,6 +85,24 @@ export type FamilyTable = {
    * a CHECK of a declared table that no table's `vocabulary` backs.
    */
   vocabulary?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Columns holding a value wrapped by the master keyring (lib/crypto/key-wrap.ts), by column: a
+   * master-key rotation (lib/master-keys/rotation.ts) re-wraps every one of them under the current
+   * key, and `admin keys retire` counts them before a key may go. test/families.test.ts fails on a
+   * column named like a wrapped value (`*_wrapped`) that its table does not declare here.
+   */
+  keyWrapped?: Readonly<Record<string, KeyWrappedColumn>>;
+};
+
+/** How a keyring-wrapped value is bound to its row: the AAD it was wrapped with. */
+export type KeyWrappedColumn = {
+  /** The AAD, from the row's `id` (as text): what the code that wraps and unwraps the value passes. */
+  aad: (id: string) => string;
+};
+
+/** The stored-file tables' data key (lib/db/queries/stored-files.ts), bound to its file's id. */
+export const STORED_FILE_KEY: Readonly<Record<string, KeyWrappedColumn>> = {
+  data_key_wrapped: { aad: storedFileKeyAad },
 };
 
 /**

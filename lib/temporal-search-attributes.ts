@@ -29,6 +29,7 @@ export const WORKFLOW_RESOURCE_TYPES = [
   'api_key_secret',
   'gdpr_export',
   'sandbox_purge',
+  'master_key',
 ] as const;
 export type WorkflowResourceType = (typeof WORKFLOW_RESOURCE_TYPES)[number];
 
@@ -45,7 +46,7 @@ export type WorkflowLabels = Required<Pick<WorkflowOptions, 'typedSearchAttribut
 
 /**
  * The search attributes and summary of a workflow acting for `resource` of `tenant`; a workflow of
- * the deployment itself (the sandbox purge) has no tenant and carries only its resource.
+ * the deployment itself (the sandbox purge, a master-key rotation) has no tenant and carries only its resource.
  */
 export function workflowLabels(tenant: Tenant | null, type: WorkflowResourceType, id: string): WorkflowLabels {
   const keys = VALISE_SEARCH_ATTRIBUTES;

@@ -6,9 +6,17 @@ import {
   type ScheduleOptions,
   ScheduleOverlapPolicy,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
 } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE, sandboxPurgeScheduleId, sandboxPurgeWorkflowId } from '../workflows/ids.ts';
 import { type PurgeSandboxInput, purgeSandbox } from '../workflows/purgeSandbox.ts';
+import {
+  type RewrapDataKeysInput,
+  type RewrapProgress,
+  rewrapDataKeys,
+  rewrapDataKeysWorkflowId,
+  rewrapProgressQuery,
+} from '../workflows/rewrapDataKeys.ts';
 import type { Config } from './config.ts';
 import { workflowLabels } from './temporal-search-attributes.ts';
 
@@ -84,4 +92,52 @@ export async function dropTestSandboxPurgeSchedule(client: Client, config: Pick<
     .getHandle(scheduleId)
     .delete()
     .catch(() => undefined);
+}
+
+/**
+ * Starts the master-key rotation to `input.targetKeyId` (workflows/rewrapDataKeys.ts), or finds the
+ * one already running for that key; a workflow of the deployment, not of a tenant. Answers its id.
+ */
+export async function startKeyRotation(
+  { client, taskQueue }: WorkflowStarter,
+  input: RewrapDataKeysInput,
+): Promise<string> {
+  const workflowId = rewrapDataKeysWorkflowId(input.targetKeyId);
+  await startedOnce(
+    client.workflow.start(rewrapDataKeys, {
+      taskQueue,
+      workflowId,
+      ...workflowLabels(null, 'master_key', input.targetKeyId),
+      args: [input],
+    }),
+  );
+  return workflowId;
+}
+
+export type { RewrapProgress };
+
+/** A master-key rotation as Temporal knows it: its status, and its counts (running: while a worker answers). */
+export type KeyRotationState = { workflowId: string; status: string; progress: RewrapProgress | null };
+
+/** The rotation to `targetKeyId`, or null when none was ever started. */
+export async function keyRotationState(client: Client, targetKeyId: string): Promise<KeyRotationState | null> {
+  const handle = client.workflow.getHandle<typeof rewrapDataKeys>(rewrapDataKeysWorkflowId(targetKeyId));
+  try {
+    const status = (await handle.describe()).status.name;
+    const progress =
+      status === 'COMPLETED'
+        ? await handle.result()
+        : status === 'RUNNING'
+          ? await handle.query(rewrapProgressQuery).catch(() => null)
+          : null;
+    return { workflowId: handle.workflowId, status, progress };
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return null;
+    throw error;
+  }
+}
+
+/** Waits for the rotation to `targetKeyId` to end, and answers its counts. */
+export function keyRotationResult(client: Client, targetKeyId: string): Promise<RewrapProgress> {
+  return client.workflow.getHandle<typeof rewrapDataKeys>(rewrapDataKeysWorkflowId(targetKeyId)).result();
 }

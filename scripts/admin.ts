@@ -7,6 +7,7 @@ import { ENVIRONMENTS, type Environment } from '../lib/vocabulary.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
 import { BILLING_LINK_USAGE, billingLinkCommand } from './admin/billing-link.ts';
 import { ERASE_USER_USAGE, eraseUserCommand } from './admin/erase-user.ts';
+import { KEYS_USAGE, keysCommand } from './admin/keys.ts';
 import { LEGAL_PUBLISH_USAGE, legalPublish } from './admin/legal-publish.ts';
 
 // Operator commands, one function each, chosen by the first argument. `--json` prints exactly
@@ -17,6 +18,7 @@ const USAGE = [
   `       ${LEGAL_PUBLISH_USAGE}`,
   `       ${ERASE_USER_USAGE}`,
   `       ${BILLING_LINK_USAGE}`,
+  `       ${KEYS_USAGE}`,
 ].join('\n');
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
@@ -25,6 +27,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   'legal-publish': legalPublish,
   'erase-user': eraseUserCommand,
   'billing-link': billingLinkCommand,
+  keys: keysCommand,
 };
 
 const [name = '', ...rest] = process.argv.slice(2);

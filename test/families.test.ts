@@ -213,6 +213,32 @@ test('every table with workspace_id can be purged: by its age, its own purge, or
   t.deepEqual(undeclared, [], 'tables with workspace_id that no family declares, so no purge reaches');
 });
 
+test('columns holding keyring-wrapped values are declared, exist, and sit in tables with an id (the rotation pages by it)', async (t) => {
+  // A master-key rotation re-wraps what the declarations name (lib/family.ts, `keyWrapped`): a
+  // wrapped column nobody declares would keep its old master key, and the key could never retire.
+  const tables = await catalog();
+  for (const [family, table, { keyWrapped }] of declared) {
+    const columns = tables.get(table) ?? new Set();
+    const named = [...columns].filter((column) => column.endsWith('_wrapped'));
+    const listed = Object.keys(keyWrapped ?? {});
+    t.deepEqual(
+      named.filter((column) => !listed.includes(column)),
+      [],
+      `${family}: ${table} has wrapped columns it does not declare keyWrapped`,
+    );
+    t.deepEqual(
+      listed.filter((column) => !columns.has(column)),
+      [],
+      `${family}: ${table} declares wrapped columns it lacks`,
+    );
+    if (listed.length > 0) t.true(columns.has('id'), `${family}: ${table}.id`);
+  }
+  t.true(
+    declared.filter(([, , { keyWrapped }]) => keyWrapped).length >= 4,
+    'the stored-file tables and the GDPR exports are declared',
+  );
+});
+
 test("stored files name their owners' and files' real tables and columns", async (t) => {
   const tables = await catalog();
   for (const files of STORED_FILES) {

@@ -10,5 +10,6 @@ export { intakeDocumentLifecycle } from './intakeDocumentLifecycle.ts';
 export { intakeLifecycle } from './intakeLifecycle.ts';
 export { ownerExpiry } from './ownerExpiry.ts';
 export { purgeSandbox } from './purgeSandbox.ts';
+export { rewrapDataKeys } from './rewrapDataKeys.ts';
 export { runRule } from './runRule.ts';
 export { transferLifecycle } from './transferLifecycle.ts';

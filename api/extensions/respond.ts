@@ -1,4 +1,5 @@
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import { DomainError } from '../../lib/errors.ts';
 import { servedOverTls } from '../client-ip.ts';
 import { deprecationOf, markDeprecated } from '../deprecation.ts';
 import { isScimProtocolPath, renderError, renderScimError } from '../errors.ts';
@@ -27,6 +28,11 @@ export async function onPreResponse(request: Request, h: ResponseToolkit): Promi
           renderError(response, request.app.requestId, docsBaseUrl),
         );
     if (rendered.status >= 500) request.log(['error'], response);
+    // Refused like a file that is gone, but stored bytes that fail authentication were altered
+    // behind our back (docs/encryption.md, "Under attack"): an operator must hear of it.
+    else if (response instanceof DomainError && response.details?.reason === 'content_corrupt') {
+      request.log(['error', 'integrity'], response.message);
+    }
     errorCode = rendered.code;
     const replacement = h.response(rendered.body).code(rendered.status);
     for (const [name, value] of Object.entries(rendered.headers)) replacement.header(name, value);

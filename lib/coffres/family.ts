@@ -1,4 +1,4 @@
-import type { Family, StoredFiles } from '../family.ts';
+import { type Family, STORED_FILE_KEY, type StoredFiles } from '../family.ts';
 import { SCAN_STATUSES, UPLOAD_STATES } from '../vocabulary.ts';
 import { coffreUploads } from './upload-target.ts';
 import {
@@ -38,6 +38,7 @@ export const coffresFamily = {
       personal: [],
       exported: ['name', 'size'],
       vocabulary: { status: COFFRE_ITEM_STATUSES, upload_state: UPLOAD_STATES, scan_status: SCAN_STATUSES },
+      keyWrapped: STORED_FILE_KEY,
     },
     // `actor` is the member's e-mail address (or an API key's prefix, which matches no address).
     coffre_access_log: {

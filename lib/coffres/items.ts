@@ -7,7 +7,7 @@ import type { PageQuery } from '../pagination.ts';
 import { checkDailyQuota, checkFileSize, sandboxLimits } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { type Caller, tenantOf } from '../tenancy.ts';
-import { openContent } from '../uploads/content.ts';
+import { openForDownload } from '../uploads/content.ts';
 import { checkPlannable, storedSize } from '../uploads/parts.ts';
 import { uploadUrlEntry } from '../uploads/upload-urls.ts';
 import { COFFRE_UPLOAD_KIND, itemIdOf, itemUuidOf } from './ids.ts';
@@ -156,5 +156,5 @@ export function readDownloadToken(services: Services, token: string) {
 
 /** The decrypted item, or the inclusive `range` of it. */
 export function openItem(services: Services, item: ItemRow, range?: { start: number; end: number }): Promise<Readable> {
-  return openContent({ ...services, objects: services.downloads.objects }, item, 'server', range);
+  return openForDownload({ ...services, objects: services.downloads.objects }, item, 'server', range);
 }

@@ -335,6 +335,9 @@ export class DecryptStream extends Transform {
   #pending: Buffer | undefined;
   #filled = 0;
   #done = false;
+  // The last segment's plaintext, released only once the input has ended there: bytes appended to
+  // a blob fail it before its end leaves, so an extended blob never reads as complete either.
+  #held: Buffer | undefined;
 
   constructor(options: DecryptOptions) {
     super();
@@ -381,6 +384,8 @@ export class DecryptStream extends Transform {
       } else if (!this.#done) {
         throw new IntegrityError(`Truncated blob: it ends inside segment ${this.#index}`, this.#index);
       }
+      if (this.#held) this.push(this.#held);
+      this.#held = undefined;
       callback();
     } catch (error) {
       callback(error as Error);
@@ -490,7 +495,9 @@ export class DecryptStream extends Transform {
       end = Math.min(end, start + this.#remaining);
       this.#remaining -= end - start;
     }
-    if (end > start) this.push(plaintext.subarray(start, end));
+    if (end <= start) return;
+    if (index === this.#lastIndex) this.#held = plaintext.subarray(start, end);
+    else this.push(plaintext.subarray(start, end));
   }
 }
 

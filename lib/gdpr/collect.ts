@@ -2,7 +2,7 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { generateDataKey, type Keyring, unwrapDataKey, wrapDataKey } from '../crypto/key-wrap.ts';
 import { createEventQueries } from '../db/queries/events.ts';
-import { createGdprExportQueries, type GdprExportRow } from '../db/queries/gdpr-exports.ts';
+import { createGdprExportQueries, type GdprExportRow, gdprExportKeyAad } from '../db/queries/gdpr-exports.ts';
 import { createPersonalDataQueries, type Person } from '../db/queries/personal-data.ts';
 import { sql } from '../db/sql.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
@@ -23,8 +23,6 @@ export const EXPORT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** Rows read per table: an export is a document a person reads, not a backup. */
 const ROWS_PER_TABLE = 100_000;
 
-const dataKeyAad = (id: string) => `gdpr-export:${id}`;
-
 export type ExportPlan = { families: string[] } | null;
 
 /** Starts an export: its data key and the families to collect; null when it is gone or ended. */
@@ -34,7 +32,7 @@ export async function beginExport(deps: ExportDeps, id: string): Promise<ExportP
   if (!row) throw new Error(`GDPR export ${id} not found (yet)`);
   const begun = await queries.begin(
     id,
-    wrapDataKey(deps.keyring, generateDataKey(), dataKeyAad(id)),
+    wrapDataKey(deps.keyring, generateDataKey(), gdprExportKeyAad(id)),
     EXPORTED_FAMILIES.length,
   );
   return begun ? { families: [...EXPORTED_FAMILIES] } : null;
@@ -42,7 +40,7 @@ export async function beginExport(deps: ExportDeps, id: string): Promise<ExportP
 
 function dataKeyOf(keyring: Keyring, row: GdprExportRow): Buffer {
   if (!row.data_key_wrapped) throw new Error(`GDPR export ${row.id} has no data key`);
-  return unwrapDataKey(keyring, row.data_key_wrapped, dataKeyAad(row.id));
+  return unwrapDataKey(keyring, row.data_key_wrapped, gdprExportKeyAad(row.id));
 }
 
 async function personOf(db: CommonQueryMethods, row: GdprExportRow): Promise<Person | null> {

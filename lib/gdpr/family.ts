@@ -1,4 +1,4 @@
-import { createGdprExportQueries } from '../db/queries/gdpr-exports.ts';
+import { createGdprExportQueries, gdprExportKeyAad } from '../db/queries/gdpr-exports.ts';
 import type { Family } from '../family.ts';
 import { purgeGdprExports } from './retention.ts';
 import { GDPR_EXPORT_STATUSES } from './vocabulary.ts';
@@ -15,6 +15,7 @@ export const gdprFamily = {
       personal: [],
       subjects: { userIds: ['subject_user_id'] },
       vocabulary: { status: GDPR_EXPORT_STATUSES },
+      keyWrapped: { data_key_wrapped: { aad: gdprExportKeyAad } },
       // An export about an erased user holds their data: it ends now, and its data key goes with
       // it, so the sealed object is noise until the workflow deletes it at the end of its retention.
       erase: (connection, subject) =>

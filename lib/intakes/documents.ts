@@ -12,7 +12,7 @@ import type { PageQuery } from '../pagination.ts';
 import { countSandboxDownloads, downloadLimitReached } from '../sandbox.ts';
 import type { Services } from '../services.ts';
 import { type Caller, tenantOf } from '../tenancy.ts';
-import { openContent } from '../uploads/content.ts';
+import { openForDownload } from '../uploads/content.ts';
 import { type DownloadLink, presentDocument } from './present.ts';
 import type { IntakeDocumentStatus } from './vocabulary.ts';
 
@@ -144,5 +144,5 @@ export async function openIntakeDownload(
   range?: { start: number; end: number },
 ): Promise<Readable> {
   const mode = target.intake.encryption_mode === 'e2e_asym' ? 'e2e' : 'server';
-  return openContent({ ...services, objects: services.downloads.objects }, target.file, mode, range);
+  return openForDownload({ ...services, objects: services.downloads.objects }, target.file, mode, range);
 }

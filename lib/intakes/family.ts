@@ -1,4 +1,4 @@
-import type { Family, StoredFiles } from '../family.ts';
+import { type Family, STORED_FILE_KEY, type StoredFiles } from '../family.ts';
 import { SCAN_STATUSES, UPLOAD_STATES } from '../vocabulary.ts';
 import { intakeUploads } from './upload-target.ts';
 import {
@@ -55,6 +55,7 @@ export const intakesFamily = {
       personal: [],
       exported: ['name', 'size'],
       vocabulary: { upload_state: UPLOAD_STATES, scan_status: SCAN_STATUSES },
+      keyWrapped: STORED_FILE_KEY,
     },
     intake_publishable_keys: { scope: { kind: 'tenant' }, personal: [] },
   },

@@ -66,6 +66,11 @@ export const webhookDeliveryDuration = new Histogram({
   buckets: LATENCY_BUCKETS,
 });
 
+export const contentIntegrityFailures = new Counter({
+  name: `${PREFIX}content_integrity_failures_total`,
+  help: 'Stored files read back (downloaded, archived or scanned) whose bytes were not what was stored: altered, truncated, extended, reordered or replaced in the object store.',
+});
+
 export const outboxLag = new Histogram({
   name: `${PREFIX}outbox_lag_seconds`,
   help: 'Time from an event being committed to the outbox relay dispatching it.',

@@ -60,10 +60,16 @@ async function scanAndHash(
     },
   });
   const toScanner = new PassThrough();
-  const content = await openContent(deps, file, 'server');
+  // A blob whose first segment (or header) fails is refused before any byte is read out.
+  const content = await openContent(deps, file, 'server').catch((error: unknown) => {
+    if (error instanceof IntegrityError) {
+      throw new CorruptContentError(`file ${file.id} fails authentication: ${error.message}`);
+    }
+    throw error;
+  });
   // The decryption's own error, seen before the streams after it are cut (and the scanner, whose
   // own error may then come first): altered bytes are final, a failed read is not.
-  let decryptError: unknown = null;
+  let decryptError: unknown = content.errored ?? null;
   content.once('error', (error) => {
     decryptError = error;
   });

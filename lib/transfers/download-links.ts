@@ -8,7 +8,7 @@ import { createTransferQueries, type FileRow, type TransferRow } from '../db/que
 import { DomainError } from '../errors.ts';
 import { transferEventView } from '../events/views.ts';
 import type { Services } from '../services.ts';
-import { ContentDestroyedError, openContent } from '../uploads/content.ts';
+import { ContentDestroyedError, openForDownload } from '../uploads/content.ts';
 import { checkCountry } from './geo.ts';
 import { blockedError, blockedReason, findShared } from './share.ts';
 import { checkPassword, type Requester, unlockedBy } from './share-passwords.ts';
@@ -228,7 +228,7 @@ export async function openDownload(
   }
   let content: Readable;
   try {
-    content = await openContent(services, file, transfer.encryption_mode, range);
+    content = await openForDownload(services, file, transfer.encryption_mode, range);
   } catch (error) {
     await uses.endLinkUse(use, 0, false);
     // Keys destroyed between the check above and now: the transfer just ended.

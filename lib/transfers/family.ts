@@ -1,4 +1,4 @@
-import { type Family, NETWORK_IDENTITY, type StoredFiles } from '../family.ts';
+import { type Family, NETWORK_IDENTITY, STORED_FILE_KEY, type StoredFiles } from '../family.ts';
 import {
   APPROVAL_DECISIONS,
   APPROVAL_STATUSES,
@@ -40,6 +40,7 @@ export const transfersFamily = {
       personal: [],
       exported: ['name', 'size', 'mime_type'],
       vocabulary: { upload_state: UPLOAD_STATES, scan_status: SCAN_STATUSES },
+      keyWrapped: STORED_FILE_KEY,
     },
     transfer_approvals: {
       scope: { kind: 'child', parent: 'transfers', column: 'transfer_id' },

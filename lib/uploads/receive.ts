@@ -3,7 +3,7 @@ import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { generateDataKey, unwrapDataKey, wrapDataKey } from '../crypto/key-wrap.ts';
 import { createEncryptStream, NONCE_PREFIX_SIZE, SizeMismatchError } from '../crypto/segmented-aead.ts';
-import type { FileTable, StoredFile } from '../db/queries/stored-files.ts';
+import { type FileTable, type StoredFile, storedFileKeyAad } from '../db/queries/stored-files.ts';
 import { createUploadQueries } from '../db/queries/uploads.ts';
 import { DomainError } from '../errors.ts';
 import { countUpload } from '../observability/metrics.ts';
@@ -298,7 +298,7 @@ async function streamParts(
     if (uploadId) await objects.abortMultipart(file.object_key, uploadId);
     uploadId = await objects.startMultipart(file.object_key);
     if (mode === 'server') {
-      wrappedKey = wrapDataKey(services.keyring, generateDataKey(), file.id);
+      wrappedKey = wrapDataKey(services.keyring, generateDataKey(), storedFileKeyAad(file.id));
       noncePrefix = randomBytes(NONCE_PREFIX_SIZE);
     }
     holding(
@@ -327,7 +327,7 @@ async function streamParts(
     if (!wrappedKey || !noncePrefix) throw new Error(`file ${file.id} has no key material`);
     stages.push(
       createEncryptStream({
-        key: unwrapDataKey(services.keyring, wrappedKey, file.id),
+        key: unwrapDataKey(services.keyring, wrappedKey, storedFileKeyAad(file.id)),
         plaintextSize: file.size,
         segmentSize: SEGMENT_SIZE,
         noncePrefix,

@@ -22,7 +22,8 @@ export const downloadRoute = defineRoute({
     notes:
       'The `download_url` of a vault item: valid 300 seconds, then 403. Streams the decrypted file; supports a single ' +
       'HTTP Range. A member\u2019s link is refused (403) once they are revoked or lose download access. Each request ' +
-      'is written to the vault\u2019s access log as `downloaded`.',
+      'is written to the vault\u2019s access log as `downloaded`. Stored content altered in storage: 410 `not_found` ' +
+      'with `reason` `content_corrupt` before any byte, or the response is cut off before its end.',
     tags: ['api', 'coffres'],
     validate: { params: linkTokenParams },
     ...streamedDownload,

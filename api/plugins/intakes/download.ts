@@ -20,7 +20,8 @@ export const downloadRoute = defineRoute({
     notes:
       'The `download_url` of an intake document\u2019s file: valid 300 seconds, then 403. End-to-end documents send ' +
       'the encrypted VAL1 blob, to decrypt with the intake\u2019s private key; server-mode documents send the file, ' +
-      'decrypted. Supports a single HTTP Range.',
+      'decrypted. Supports a single HTTP Range. Stored content altered in storage: 410 `not_found` with `reason` ' +
+      '`content_corrupt` before any byte, or the response is cut off before its end.',
     tags: ['api', 'intakes'],
     validate: { params: linkTokenParams },
     ...streamedDownload,

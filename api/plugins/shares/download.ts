@@ -1,11 +1,13 @@
 import type { Readable } from 'node:stream';
 import type { ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
+import { IntegrityError } from '../../../lib/crypto/segmented-aead.ts';
 import { verifyToken } from '../../../lib/crypto/signed-token.ts';
 import { DomainError } from '../../../lib/errors.ts';
 import { countDelivery } from '../../../lib/recipients/deliveries.ts';
 import type { DownloadRefusal } from '../../../lib/transfers/download-gate.ts';
 import { type ByteRange, type Download, openDownload, resolveDownload } from '../../../lib/transfers/download-links.ts';
+import { contentCorruptError } from '../../../lib/uploads/content.ts';
 import type { Archive } from '../../../lib/zip/archives.ts';
 import { clientIp } from '../../client-ip.ts';
 import { parseRangeHeader } from '../../http/ranges.ts';
@@ -85,6 +87,15 @@ export const streamedDownload = {
 
 /** The response that streams a file, or the range of it the request asked for. */
 export function fileResponse(h: ResponseToolkit, content: Readable, download: Omit<Download, 'content'>) {
+  // Damage past the first segment cuts the response short: the client never sees a clean end, and
+  // an operator hears why. hapi listens to the stream only once it transmits: a failure before that
+  // (the blob's next segment, read ahead while the response is prepared) would leave the response
+  // hanging until a timeout, so it is caught here, whenever it came; already there, it is refused.
+  if (content.errored instanceof IntegrityError) throw contentCorruptError();
+  content.once('error', (error) => {
+    if (error instanceof IntegrityError) h.request.log(['error', 'integrity'], `download cut off: ${error.message}`);
+    h.request.raw.res.destroy();
+  });
   const response = h
     .response(content)
     .code(download.range ? 206 : 200)
@@ -102,7 +113,7 @@ export const downloadRoute = defineRoute({
     auth: false,
     description: 'Download one file',
     notes:
-      'Streams the file (decrypted in server mode). Supports a single HTTP Range. Links expire after 300 seconds. A client that reads nothing for `DOWNLOAD_IDLE_TIMEOUT` (60 s), or is still downloading after `DOWNLOAD_REQUEST_TIMEOUT` (6 h), is disconnected (resume with Range), and so is one that takes less than `DOWNLOAD_MIN_RATE` (4 KiB/s) over a `DOWNLOAD_RATE_WINDOW` (60 s) past the first. Past `DOWNLOADS_PER_IP` downloads at once from one address or `DOWNLOADS_PER_TRANSFER` of one transfer: 429 `rate_limited` with `Retry-After`.',
+      'Streams the file (decrypted in server mode). Supports a single HTTP Range. Links expire after 300 seconds. A client that reads nothing for `DOWNLOAD_IDLE_TIMEOUT` (60 s), or is still downloading after `DOWNLOAD_REQUEST_TIMEOUT` (6 h), is disconnected (resume with Range), and so is one that takes less than `DOWNLOAD_MIN_RATE` (4 KiB/s) over a `DOWNLOAD_RATE_WINDOW` (60 s) past the first. Past `DOWNLOADS_PER_IP` downloads at once from one address or `DOWNLOADS_PER_TRANSFER` of one transfer: 429 `rate_limited` with `Retry-After`. Stored content altered in storage: 410 `not_found` with `reason` `content_corrupt` before any byte, or the response is cut off before its end.',
     tags: ['api', 'shares'],
     validate: { params: linkTokenParams },
     ...streamedDownload,

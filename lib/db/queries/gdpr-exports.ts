@@ -5,6 +5,9 @@ import type { Tenant } from '../../tenancy.ts';
 import { ENVIRONMENTS } from '../../vocabulary.ts';
 import { sql } from '../sql.ts';
 
+/** The AAD an export's data key is wrapped with, binding it to the export. */
+export const gdprExportKeyAad = (exportId: string) => `gdpr-export:${exportId}`;
+
 export const gdprExportRow = z.object({
   id: z.uuid(),
   workspace_id: z.uuid(),

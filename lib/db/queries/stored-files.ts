@@ -10,6 +10,9 @@ import { sql } from '../sql.ts';
 export const FILE_TABLES = ['transfer_files', 'intake_files', 'coffre_items'] as const;
 export type FileTable = (typeof FILE_TABLES)[number];
 
+/** The AAD a file's data key is wrapped with: its id, so a key copied onto another row does not open. */
+export const storedFileKeyAad = (fileId: string) => fileId;
+
 export const partSchema = z.object({ partNumber: z.number().int(), etag: z.string() });
 export type Part = z.infer<typeof partSchema>;
 
