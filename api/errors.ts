@@ -140,8 +140,16 @@ export function renderScimError(error: Boom.Boom | DomainError, requestId: strin
 
 /** Errors of a connection (Node's) that mean the other side is down or went away. */
 const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
-/** slonik's errors for a connection it could not get or lost. */
-const POOL_FAILURES = new Set(['ConnectionError', 'BackendTerminatedError', 'BackendTerminatedUnexpectedlyError']);
+/**
+ * slonik's errors for a connection it could not get or lost, and for a statement the database did
+ * not answer in time (locked rows, an overloaded server: it passes as such moments pass).
+ */
+const POOL_FAILURES = new Set([
+  'ConnectionError',
+  'BackendTerminatedError',
+  'BackendTerminatedUnexpectedlyError',
+  'StatementTimeoutError',
+]);
 
 /**
  * A component the service needs is down or restarting, anywhere in the cause chain: PostgreSQL's

@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import test, { type ExecutionContext } from 'ava';
+import type { DatabasePool } from 'slonik';
+import { createEventQueries } from '../../../lib/db/queries/events.ts';
+import { sql } from '../../../lib/db/sql.ts';
+import { connectTemporal } from '../../../lib/temporal.ts';
+import { gdprExportWorkflowId } from '../../../workflows/gdprExport.ts';
+import { ruleRunWorkflowId } from '../../../workflows/runRule.ts';
+import { eventually, startApi, type TestApi } from '../../helpers/api.ts';
+import { kill, startWorker } from '../../helpers/processes.ts';
+import { content, createTransfer, put, waitForTransfer } from '../../helpers/transfers.ts';
+
+// The worker killed (SIGKILL) in the middle of an activity that writes (issue #26): a rule's
+// `extend_expiry` action and a GDPR export. To land the kill inside the activity, not
+// before or after it, the test holds a lock on the row the activity writes (as a slow database
+// would): the activity starts, waits on the lock, and the worker is killed then. Temporal retries the
+// activity on a new worker once its start-to-close timeout has passed (a minute for a rule action,
+// five for an export: why these scenarios are `make test-faults` only). Checked: the work is done
+// once, neither lost nor doubled.
+
+const STARTED = 2; // PENDING_ACTIVITY_STATE_STARTED
+
+/** Holds `FOR UPDATE` on one row until released; resolves once the lock is held. */
+async function lockRow(db: DatabasePool, table: 'transfers' | 'gdpr_exports', id: string) {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let held: () => void = () => {};
+  const holding = new Promise<void>((resolve) => {
+    held = resolve;
+  });
+  const transaction = db.transaction(async (tx) => {
+    // Held as long as the test needs: the pool's own bounds would end this transaction first.
+    await tx.query(sql.unsafe`SET LOCAL idle_in_transaction_session_timeout = 0`);
+    await tx.query(sql.unsafe`SELECT 1 FROM ${sql.identifier([table])} WHERE id = ${id} FOR UPDATE`);
+    held();
+    await released;
+  });
+  await holding;
+  return async () => {
+    release();
+    await transaction;
+  };
+}
+
+/** Once `workflowId` runs one of `activities` on a worker (started, not just scheduled): its name. */
+async function activityStarted(temporal: Client, workflowId: string, activities: readonly string[]) {
+  return eventually(async () => {
+    const { raw } = await temporal.workflow.getHandle(workflowId).describe();
+    const pending = (raw.pendingActivities ?? []).find(
+      (candidate) => activities.includes(candidate.activityType?.name ?? '') && Number(candidate.state) === STARTED,
+    );
+    return pending?.activityType?.name ?? undefined;
+  }, 60_000);
+}
+
+async function scenario(t: ExecutionContext, name: string) {
+  const taskQueue = `fault-${randomUUID()}`;
+  const api = await startApi({ TEMPORAL_TASK_QUEUE: taskQueue });
+  t.teardown(() => api.close());
+  let worker = startWorker({ TEMPORAL_TASK_QUEUE: taskQueue });
+  t.teardown(() => kill(worker));
+  const temporal = await connectTemporal(api.services.config);
+  t.teardown(() => temporal.connection.close());
+  const ws = await api.workspace(name);
+  const stopWorker = () => kill(worker);
+  const startAgain = () => {
+    worker = startWorker({ TEMPORAL_TASK_QUEUE: taskQueue });
+  };
+  const replaceWorker = async () => {
+    await stopWorker();
+    startAgain();
+  };
+  return { api, ws, temporal, replaceWorker, stopWorker, startAgain };
+}
+
+async function activeTransfer(api: TestApi, key: string) {
+  const bytes = content(1024);
+  const created = await createTransfer(api, key, { files: [{ name: 'rule.bin', size: bytes.length }] });
+  await put(created.upload_urls[0]?.url ?? '', bytes);
+  return waitForTransfer(api, key, created.transfer.id, (tr) => tr.status === 'active');
+}
+
+test.serial('a worker killed inside a rule action (extend_expiry): the transfer is extended once', async (t) => {
+  const { api, ws, temporal, replaceWorker, stopWorker, startAgain } = await scenario(t, 'Rule action killed');
+  const key = ws.keys.live;
+  const transfer = await activeTransfer(api, key);
+  const rule = await api.call('POST', '/v1/rules', {
+    key,
+    body: {
+      name: 'extend on download',
+      trigger_event: 'transfer.downloaded',
+      action_type: 'extend_expiry',
+      action_config: { hours: 24 },
+    },
+  });
+  t.is(rule.status, 201, rule.text);
+  // A download triggers the rule, whose run waits for a worker while the transfer's row is locked
+  // (the download itself writes that row: it comes first).
+  await stopWorker();
+  const issued = await api.call('POST', `/v1/shares/${transfer.short_code}/download-links`, { body: {} });
+  await fetch(issued.body.files[0].download_url).then((response) => response.arrayBuffer());
+  const unlock = await lockRow(api.services.db, 'transfers', transfer.id);
+  startAgain();
+  const event = await eventually(
+    async () =>
+      (
+        await createEventQueries(api.services.db).listByType(
+          { workspaceId: ws.workspace_id, environment: 'live' },
+          'transfer.downloaded',
+        )
+      )[0],
+  );
+  const workflowId = ruleRunWorkflowId(rule.body.id, event.id);
+  await activityStarted(temporal, workflowId, ['performRuleAction']);
+  await replaceWorker();
+  t.log(`injected: the worker killed (SIGKILL) inside performRuleAction of ${workflowId}, for event ${event.id}`);
+  await unlock();
+
+  const tenant = { workspaceId: ws.workspace_id, environment: 'live' as const };
+  const extended = await eventually(async () => {
+    const rows = await createEventQueries(api.services.db).listByType(tenant, 'transfer.expiry_extended');
+    return rows.length > 0 ? rows : undefined;
+  }, 180_000);
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  t.is((await createEventQueries(api.services.db).listByType(tenant, 'transfer.expiry_extended')).length, 1);
+  t.is(extended.length, 1);
+  const after = await api.call('GET', `/v1/transfers/${transfer.id}`, { key });
+  t.is(
+    new Date(after.body.expires_at).getTime() - new Date(transfer.expires_at).getTime(),
+    24 * 3_600_000,
+    'extended once',
+  );
+  t.log('checked: one transfer.expiry_extended, expires_at moved by 24 h exactly');
+});
+
+test.serial('a worker killed inside a GDPR export: the export completes once, whole', async (t) => {
+  const { api, ws, temporal, replaceWorker, stopWorker, startAgain } = await scenario(t, 'GDPR export killed');
+  const key = ws.keys.live;
+  await activeTransfer(api, key);
+  // Asked for with no worker to run it, so that its row is locked before the collection starts.
+  await stopWorker();
+  const requested = await api.call('POST', '/v1/gdpr/exports', { key, body: { user_id: ws.user_id } });
+  t.is(requested.status, 202, requested.text);
+  const exportId: string = requested.body.id;
+  const unlock = await lockRow(api.services.db, 'gdpr_exports', exportId);
+  startAgain();
+  const workflowId = gdprExportWorkflowId(exportId);
+  // Its first activity marks the row running, and the collection writes its progress there.
+  const inside = await activityStarted(temporal, workflowId, ['beginGdprExport', 'collectGdprExportFamily']);
+  await replaceWorker();
+  t.log(`injected: the worker killed (SIGKILL) inside ${inside} of ${workflowId}`);
+  await unlock();
+
+  const done = await eventually(async () => {
+    const current = await api.call('GET', `/v1/gdpr/exports/${exportId}`, { key });
+    return current.body.status === 'completed' ? current.body : undefined;
+  }, 420_000);
+  t.truthy(done.download_url, JSON.stringify(done));
+  const tenant = { workspaceId: ws.workspace_id, environment: 'live' as const };
+  const completed = await createEventQueries(api.services.db).listByType(tenant, 'workspace.export_completed');
+  t.is(completed.filter((row) => (row.data.export as { id: string }).id === exportId).length, 1, 'completed once');
+  t.log('checked: the export completed once after the kill');
+});
