@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import test from 'ava';
 import { holdsScope } from '../lib/api-keys/scopes.ts';
+import { MCP_TOOLS, type McpToolName } from '../lib/mcp/tools.ts';
 import { SCHEMA } from '../lib/scim/resources.ts';
 import { type ApiResponse, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { uniqueAddress } from './helpers/mail.ts';
@@ -48,7 +49,13 @@ test.before(async () => {
 test.after.always(async () => {
   await receiver?.close();
   await api?.close();
+  if (Object.keys(report).length === 0) return;
+  await mkdir('.cache/logs', { recursive: true });
+  await writeFile('.cache/logs/authz-matrix.json', `${JSON.stringify(report, null, 2)}\n`);
 });
+
+/** The matrices' figures, written to .cache/logs/authz-matrix.json once both have run. */
+const report: { routes?: Record<string, unknown>; tools?: { size: string; tokens: string[] } } = {};
 
 /** How a route authenticates (hapi's `auth` setting): each kind has its own column of answers. */
 type RouteKind = 'public' | 'api-key' | 'publishable-key' | 'scim-token' | 'mcp-control' | 'mcp-token';
@@ -70,8 +77,11 @@ type PrincipalKind =
   | 'sandbox'
   | 'restricted'
   | 'revoked'
+  | 'inactive'
   | 'expired'
+  | 'rotated'
   | 'ip'
+  | 'capped'
   | 'publishable'
   | 'revoked-publishable'
   | 'other-publishable'
@@ -83,6 +93,7 @@ type PrincipalKind =
   | 'other-scim'
   | 'mcp'
   | 'revoked-mcp'
+  | 'expired-mcp'
   | 'other-mcp';
 
 type Principal = { kind: PrincipalKind; label: string; credential: (route: RouteEntry) => string };
@@ -96,8 +107,13 @@ type Expected =
 /** A's live keys refused by authentication, whatever the route. */
 const REFUSED_KEYS: Partial<Record<PrincipalKind, { refused: number; code: string }>> = {
   revoked: { refused: 401, code: 'revoked_api_key' },
+  inactive: { refused: 401, code: 'revoked_api_key' },
   expired: { refused: 401, code: 'expired_api_key' },
+  // A value replaced by a rotation, past its grace period.
+  rotated: { refused: 401, code: 'expired_api_key' },
   ip: { refused: 403, code: 'ip_not_allowed' },
+  // A usage cap reached: 429 with `Retry-After` (docs/api-keys.md: a cap never resets).
+  capped: { refused: 429, code: 'rate_limited' },
 };
 /** Credentials that are no API key: refused as any unknown key by the API-key routes (docs/api-keys.md, docs/mcp.md). */
 const NOT_API_KEYS = new Set<PrincipalKind>([
@@ -112,6 +128,7 @@ const NOT_API_KEYS = new Set<PrincipalKind>([
   'other-scim',
   'mcp',
   'revoked-mcp',
+  'expired-mcp',
   'other-mcp',
 ]);
 /** Workspace B's credentials: nothing of A's may show in what they are answered, accepted or not. */
@@ -278,6 +295,7 @@ function capabilityAnswer(route: RouteEntry, principal: PrincipalKind): Expected
 
 const invalid: Expected = { refused: 401, code: 'invalid_api_key' };
 const revokedToken: Expected = { refused: 401, code: 'revoked_api_key' };
+const expiredToken: Expected = { refused: 401, code: 'expired_api_key' };
 
 function expectation(route: RouteEntry, principal: PrincipalKind, credential: string): Expected {
   const name = routeName(route);
@@ -307,12 +325,14 @@ function expectation(route: RouteEntry, principal: PrincipalKind, credential: st
       if (principal === 'mcp') return route.method === 'post' ? { accepted: 200 } : { accepted: 405 };
       if (principal === 'other-mcp') return { refused: 403, code: 'forbidden' };
       if (principal === 'revoked-mcp') return revokedToken;
+      if (principal === 'expired-mcp') return expiredToken;
       return invalid;
     case 'mcp-control':
       // docs/mcp.md: an API key or an MCP token of the path's workspace, no scope; 403 forbidden otherwise.
       if (refusedKey) return refusedKey;
       if (principal === 'other-workspace' || principal === 'other-mcp') return { refused: 403, code: 'forbidden' };
       if (principal === 'revoked-mcp') return revokedToken;
+      if (principal === 'expired-mcp') return expiredToken;
       if (NOT_API_KEYS.has(principal) && principal !== 'mcp') return invalid;
       return { accepted: 200 };
     case 'api-key': {
@@ -432,13 +452,41 @@ async function makeWorld(): Promise<World> {
   await ok(200, api.call('DELETE', `/v1/api-keys/${revoked.id}`, { key: a.keys.live }), 'revoke');
   const expired = await a.mintKey({ name: `Expired ${fixtures.marker}`, expires_in_days: 1 / 86_400 });
   const elsewhere = await a.mintKey({ name: `Office ${fixtures.marker}`, allowed_ips: ['203.0.113.0/24'] });
+  const inactive = await a.mintKey({ name: `Inactive ${fixtures.marker}` });
+  await ok(
+    200,
+    api.call('PATCH', `/v1/api-keys/${inactive.id}`, { key: a.keys.live, body: { is_active: false } }),
+    'deactivate',
+  );
+  const capped = await a.mintKey({ name: `Capped ${fixtures.marker}`, max_uses: 1 });
+  await ok(200, api.call('GET', '/v1/me', { key: capped.key }), 'the one use');
+  // Restricted to a scope that is not sensitive: rotating it needs no verification code.
+  const rotated = await a.mintKey({
+    name: `Rotated ${fixtures.marker}`,
+    key_type: 'restricted',
+    scopes: ['transfers:read'],
+  });
+  await ok(
+    200,
+    api.call('POST', `/v1/api-keys/${rotated.id}/rotate`, { key: a.keys.live, body: { grace_period_hours: 0 } }),
+    'rotate',
+  );
   const readsTransfers = await a.mintKey({ name: 'reads', key_type: 'restricted', scopes: ['transfers:read'] });
   const readsWebhooks = await a.mintKey({ name: 'hooks', key_type: 'restricted', scopes: ['webhooks:read'] });
   const lacking = (route: RouteEntry) => {
     const scope = route.settings.plugins?.valise?.scope;
     return scope && holdsScope('restricted', ['transfers:read'], scope) ? readsWebhooks.key : readsTransfers.key;
   };
-  const wait = new Date(expired.expires_at ?? 0).getTime() - Date.now();
+  const expiredMcp = await ok(
+    201,
+    api.call('POST', '/v1/mcp/tokens', {
+      key: a.keys.live,
+      body: { name: 'expired', scopes: ['transfers:read'], expires_in_days: 1 / 86_400 },
+    }),
+    'MCP token',
+  );
+  const lastExpiry = Math.max(new Date(expired.expires_at ?? 0).getTime(), new Date(expiredMcp.expires_at).getTime());
+  const wait = lastExpiry - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait + 100));
 
   const { secrets } = fixtures;
@@ -452,8 +500,11 @@ async function makeWorld(): Promise<World> {
     { kind: 'sandbox', label: "A's sandbox key", credential: fixed(a.keys.sandbox) },
     { kind: 'restricted', label: "A's restricted key lacking the scope", credential: lacking },
     { kind: 'revoked', label: "A's revoked key", credential: fixed(revoked.key) },
+    { kind: 'inactive', label: "A's deactivated key", credential: fixed(inactive.key) },
     { kind: 'expired', label: "A's expired key", credential: fixed(expired.key) },
+    { kind: 'rotated', label: "A's rotated-out key value", credential: fixed(rotated.key) },
     { kind: 'ip', label: "A's key from an address outside allowed_ips", credential: fixed(elsewhere.key) },
+    { kind: 'capped', label: "A's key past its usage cap", credential: fixed(capped.key) },
     { kind: 'publishable', label: "A's intake's cip_ key", credential: fixed(secrets['publishable key']) },
     { kind: 'revoked-publishable', label: "A's revoked cip_ key", credential: fixed(revokedCip.key) },
     { kind: 'other-publishable', label: "B's intake's cip_ key", credential: fixed(bIntake.publishable_key.key) },
@@ -469,6 +520,7 @@ async function makeWorld(): Promise<World> {
     { kind: 'other-scim', label: "B's SCIM token", credential: fixed(bScim.token) },
     { kind: 'mcp', label: "A's MCP token", credential: fixed(secrets['MCP token']) },
     { kind: 'revoked-mcp', label: "A's revoked MCP token", credential: fixed(revokedMcp.token) },
+    { kind: 'expired-mcp', label: "A's expired MCP token", credential: fixed(expiredMcp.token) },
     { kind: 'other-mcp', label: "B's MCP token", credential: fixed(bMcp.token) },
   ];
 
@@ -513,6 +565,10 @@ async function makeWorld(): Promise<World> {
         invitationToken(revokedMember),
         revokedScim.token,
         revokedMcp.token,
+        expiredMcp.token,
+        inactive.key,
+        capped.key,
+        rotated.key,
       ],
     },
   };
@@ -583,6 +639,7 @@ function verdict(expected: Expected, response: ApiResponse, control: ApiResponse
       return scim ? null : 'not a SCIM error body';
     }
     if (code !== expected.code) return `${code}, not ${expected.code}`;
+    if (code === 'rate_limited' && !response.headers.get('retry-after')) return 'a 429 without Retry-After';
     const envelope = response.body.error as Record<string, unknown>;
     const incomplete = ['message', 'param', 'doc_url', 'request_id'].filter((field) => !(field in envelope));
     if (incomplete.length > 0) return `an envelope without ${incomplete.join(', ')}`;
@@ -600,6 +657,10 @@ function verdict(expected: Expected, response: ApiResponse, control: ApiResponse
     ? null
     : `${status} ${code}, where a forged value gets ${control.status} ${controlCode}`;
 }
+
+/** An answer as a reader sees it: its headers (a `Location`, a `Link`) and its body. */
+const answered = (response: ApiResponse) =>
+  `${[...response.headers].map(([name, value]) => `${name}: ${value}`).join('\n')}\n${response.text}`;
 
 /** A's strings the answer shows that the request did not carry (nor, on a public route, the anonymous answer). */
 function leaks(
@@ -621,15 +682,110 @@ function leaks(
       ? credentials
       : [...workspace, ...live, ...credentials];
   const asked = `${sent.path} ${sent.key ?? ''} ${JSON.stringify(sent.body ?? '')} ${sent.rawBody ?? ''}`;
+  const shown = answered(response);
+  const shownAnyway = control ? answered(control) : '';
   return searched.filter(
-    (value) =>
-      value.length >= 6 && response.text.includes(value) && !asked.includes(value) && !control?.text.includes(value),
+    (value) => value.length >= 6 && shown.includes(value) && !asked.includes(value) && !shownAnyway.includes(value),
   );
 }
 
 const METHOD_ORDER = ['get', 'options', 'post', 'put', 'patch', 'delete'];
 
-test('every route refuses every credential that is not its own, and shows none of A\u2019s data', async (t) => {
+// First: each caller's refused writes are in its own audit log with the ids it sent (api/extensions/audit.ts),
+// which its later reads of the audit log would show. The tools write less, and read the log once.
+/** The arguments naming A's resources, by tool: the tools' own door to the ids the routes guard. */
+const TOOL_ARGUMENTS: Record<McpToolName, (ids: Fixtures) => Record<string, unknown>> = {
+  list_transfers: () => ({}),
+  create_transfer: () => ({ files: [{ name: 'x.bin', size: 10 }] }),
+  get_transfer_status: (ids) => ({ transfer_id: ids['/v1/transfers id'] }),
+  revoke_transfer: (ids) => ({ transfer_id: ids['/v1/transfers id'] }),
+  list_intakes: () => ({}),
+  list_intake_documents: (ids) => ({ intake_id: ids['/v1/intakes id'] }),
+  list_vaults: () => ({}),
+  list_vault_items: (ids) => ({ vault_id: ids['/v1/coffres id'] }),
+  search_audit_log: () => ({}),
+  analytics_summary: () => ({}),
+};
+
+test.serial(
+  'every tool of the hosted MCP transport refuses what its token may not reach, and shows none of A\u2019s data',
+  async (t) => {
+    const w = await world();
+    const allScopes = [...new Set(MCP_TOOLS.map((tool) => tool.requiredScope))];
+    const issue = async (key: string, scopes: string[]) => {
+      const created = await api.call('POST', '/v1/mcp/tokens', { key, body: { name: 'tools', scopes } });
+      if (created.status !== 201) throw new Error(`MCP token: ${created.status} ${created.text}`);
+      return created.body.token as string;
+    };
+    // Each token on its own workspace's transport (another's path is 403, the route matrix's cell).
+    const callers: Array<{ kind: PrincipalKind; label: string; token: (scope: string) => string; workspace: string }> =
+      [];
+    for (const [kind, label, key, workspace] of [
+      ['other-workspace', "B's MCP token", b.keys.live, b.workspace_id],
+      ['test', "A's test MCP token", a.keys.test, a.workspace_id],
+      ['sandbox', "A's sandbox MCP token", a.keys.sandbox, a.workspace_id],
+    ] as const) {
+      const token = await issue(key, allScopes);
+      callers.push({ kind, label, token: () => token, workspace });
+    }
+    const readsTransfers = await issue(a.keys.live, ['transfers:read']);
+    const readsVaults = await issue(a.keys.live, ['coffres:read']);
+    callers.push({
+      kind: 'restricted',
+      label: "A's MCP token lacking the tool's scope",
+      token: (scope) => (scope === 'transfers:read' ? readsVaults : readsTransfers),
+      workspace: a.workspace_id,
+    });
+
+    const wrong: string[] = [];
+    const leaked: string[] = [];
+    for (const tool of MCP_TOOLS) {
+      const args = TOOL_ARGUMENTS[tool.name](w.ids);
+      const namesA = Object.keys(args).some((name) => name.endsWith('_id'));
+      for (const caller of callers) {
+        const token = caller.token(tool.requiredScope);
+        const response = await api.call('POST', `/v1/mcp/hosted/${caller.workspace}/transport`, {
+          key: token,
+          headers: { accept: 'application/json, text/event-stream' },
+          body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool.name, arguments: args } },
+        });
+        const result = response.body?.result as { isError?: boolean; content?: Array<{ text: string }> } | undefined;
+        const text = result?.content?.[0]?.text ?? '';
+        const refusal = result?.isError ? (JSON.parse(text) as { error: Record<string, unknown> }).error : null;
+        // The route's own answers (docs/mcp.md, "Tools"): the scope first, then the id's reach.
+        const expected =
+          caller.kind === 'restricted'
+            ? 'scope_missing'
+            : !namesA
+              ? null
+              : caller.kind === 'sandbox' && tool.name === 'list_intake_documents'
+                ? 'forbidden'
+                : 'not_found';
+        const got = refusal?.code ?? null;
+        if (!result) wrong.push(`${tool.name} with ${caller.label}: no tool result: ${response.text.slice(0, 160)}`);
+        else if (response.status !== 200 || got !== expected)
+          wrong.push(
+            `${tool.name} with ${caller.label}: ${response.status} ${got}, not ${expected}: ${text.slice(0, 160)}`,
+          );
+        if (expected === 'scope_missing' && refusal?.required_scope !== tool.requiredScope)
+          wrong.push(`${tool.name} with ${caller.label}: required_scope ${refusal?.required_scope}`);
+        const sent: Sent = { method: 'POST', path: '', key: token, body: args };
+        const refused: Expected = expected ? { refused: 200, code: expected } : { accepted: 200 };
+        const shown = leaks(w, caller.kind, refused, sent, response, null);
+        if (shown.length > 0) leaked.push(`${tool.name} with ${caller.label} shows ${shown.join(', ')}`);
+      }
+    }
+    t.deepEqual(wrong, [], 'tool calls answered otherwise than the routes they are');
+    t.deepEqual(leaked, [], "tool results showing A's data");
+    report.tools = {
+      size: `${MCP_TOOLS.length} tools × ${callers.length} tokens = ${MCP_TOOLS.length * callers.length} cells`,
+      tokens: callers.map((caller) => caller.label),
+    };
+    t.log(report.tools.size);
+  },
+);
+
+test.serial('every route refuses every credential that is not its own, and shows none of A\u2019s data', async (t) => {
   const started = Date.now();
   const w = await world();
   const table = api.server
@@ -696,6 +852,5 @@ test('every route refuses every credential that is not its own, and shows none o
   };
   t.log(`${matrix.size}: ${matrix.cells_checked} checked, ${matrix.cells_exempted} exempted`);
   t.log(JSON.stringify({ ...matrix, principals: undefined, rows: undefined }));
-  await mkdir('.cache/logs', { recursive: true });
-  await writeFile('.cache/logs/authz-matrix.json', `${JSON.stringify(matrix, null, 2)}\n`);
+  report.routes = matrix;
 });
