@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import test from 'ava';
 import { holdsScope } from '../lib/api-keys/scopes.ts';
+import { issueApiKey } from '../lib/api-keys/service.ts';
 import { MCP_TOOLS, type McpToolName } from '../lib/mcp/tools.ts';
 import { SCHEMA } from '../lib/scim/resources.ts';
 import { type ApiResponse, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
@@ -85,6 +86,7 @@ type PrincipalKind =
   | 'rotated'
   | 'ip'
   | 'capped'
+  | 'leaver'
   | 'publishable'
   | 'revoked-publishable'
   | 'other-publishable'
@@ -97,6 +99,7 @@ type PrincipalKind =
   | 'mcp'
   | 'revoked-mcp'
   | 'expired-mcp'
+  | 'leaver-mcp'
   | 'other-mcp';
 
 type Principal = { kind: PrincipalKind; label: string; credential: (route: RouteEntry) => string };
@@ -118,6 +121,8 @@ const REFUSED_KEYS: Partial<Record<PrincipalKind, { refused: number; code: strin
   ip: { refused: 403, code: 'ip_not_allowed' },
   // A usage cap reached: 429 with `Retry-After` (docs/api-keys.md: a cap never resets).
   capped: { refused: 429, code: 'rate_limited' },
+  // A member deactivated through SCIM: every key of theirs revoked (docs/scim.md, "Deprovisioning").
+  leaver: { refused: 401, code: 'revoked_api_key' },
 };
 /** Credentials that are no API key: refused as any unknown key by the API-key routes (docs/api-keys.md, docs/mcp.md). */
 const NOT_API_KEYS = new Set<PrincipalKind>([
@@ -133,6 +138,7 @@ const NOT_API_KEYS = new Set<PrincipalKind>([
   'mcp',
   'revoked-mcp',
   'expired-mcp',
+  'leaver-mcp',
   'other-mcp',
 ]);
 /** Workspace B's credentials: nothing of A's may show in what they are answered, accepted or not. */
@@ -346,6 +352,7 @@ function expectation(route: RouteEntry, principal: PrincipalKind, credential: st
       if (principal === 'other-mcp') return { refused: 403, code: 'forbidden' };
       if (principal === 'revoked-mcp') return revokedToken;
       if (principal === 'expired-mcp') return expiredToken;
+      if (principal === 'leaver-mcp') return revokedToken;
       return invalid;
     case 'mcp-control':
       // docs/mcp.md: an API key or an MCP token of the path's workspace, no scope; 403 forbidden otherwise.
@@ -353,6 +360,7 @@ function expectation(route: RouteEntry, principal: PrincipalKind, credential: st
       if (principal === 'other-workspace' || principal === 'other-mcp') return { refused: 403, code: 'forbidden' };
       if (principal === 'revoked-mcp') return revokedToken;
       if (principal === 'expired-mcp') return expiredToken;
+      if (principal === 'leaver-mcp') return revokedToken;
       if (NOT_API_KEYS.has(principal) && principal !== 'mcp') return invalid;
       return { accepted: 200 };
     case 'api-key': {
@@ -449,6 +457,31 @@ async function makeWorld(): Promise<World> {
   );
   await ok(200, api.call('DELETE', `/v1/mcp/tokens/${revokedMcp.id}`, { key: live }), 'revoke');
 
+  // A member provisioned through SCIM, with a key and an MCP token of their own, then deactivated.
+  const leaver = await ok(
+    201,
+    api.call('POST', '/v1/scim/Users', { key: scimToken, body: scimUser(uniqueAddress('leaver')) }),
+    'SCIM user',
+  );
+  const leaverKey = await issueApiKey(
+    api.services,
+    { workspaceId: a.workspace_id, userId: leaver.id, environment: 'live' },
+    { name: 'leaver', key_type: 'restricted', scopes: ['transfers:read', 'mcp:manage'] },
+  );
+  const leaverMcp = await ok(
+    201,
+    api.call('POST', '/v1/mcp/tokens', { key: leaverKey.key, body: { name: 'leaver', scopes: ['transfers:read'] } }),
+    "leaver's MCP token",
+  );
+  await ok(
+    200,
+    api.call('PATCH', `/v1/scim/Users/${leaver.id}`, {
+      key: scimToken,
+      body: { schemas: [SCHEMA.patch], Operations: [{ op: 'replace', path: 'active', value: false }] },
+    }),
+    'deactivation',
+  );
+
   // B's own: an intake's publishable key, a SCIM token, an MCP token.
   const bIntake = await ok(
     201,
@@ -528,6 +561,7 @@ async function makeWorld(): Promise<World> {
     { kind: 'rotated', label: "A's rotated-out key value", credential: fixed(rotated.key) },
     { kind: 'ip', label: "A's key from an address outside allowed_ips", credential: fixed(elsewhere.key) },
     { kind: 'capped', label: "A's key past its usage cap", credential: fixed(capped.key) },
+    { kind: 'leaver', label: "A's deactivated member's key", credential: fixed(leaverKey.key) },
     { kind: 'publishable', label: "A's intake's cip_ key", credential: fixed(secrets['publishable key']) },
     { kind: 'revoked-publishable', label: "A's revoked cip_ key", credential: fixed(revokedCip.key) },
     { kind: 'other-publishable', label: "B's intake's cip_ key", credential: fixed(bIntake.publishable_key.key) },
@@ -544,6 +578,7 @@ async function makeWorld(): Promise<World> {
     { kind: 'mcp', label: "A's MCP token", credential: fixed(secrets['MCP token']) },
     { kind: 'revoked-mcp', label: "A's revoked MCP token", credential: fixed(revokedMcp.token) },
     { kind: 'expired-mcp', label: "A's expired MCP token", credential: fixed(expiredMcp.token) },
+    { kind: 'leaver-mcp', label: "A's deactivated member's MCP token", credential: fixed(leaverMcp.token) },
     { kind: 'other-mcp', label: "B's MCP token", credential: fixed(bMcp.token) },
   ];
 
@@ -589,6 +624,8 @@ async function makeWorld(): Promise<World> {
         revokedScim.token,
         revokedMcp.token,
         expiredMcp.token,
+        leaverKey.key,
+        leaverMcp.token,
         inactive.key,
         capped.key,
         rotated.key,
