@@ -21,14 +21,21 @@ import {
   type WorkspaceFixtures,
 } from './helpers/route-fixtures.ts';
 
-// The authorisation matrix (issue #26): every route of the route table, called by every kind of
-// credential that is not workspace A's own live key, with A's real ids in the path: each cell gets the
-// refusal docs/api-keys.md, docs/mcp.md, docs/scim.md and the spec document, or, where the credential
-// is the route's own (an MCP token on the MCP routes, a SCIM token on SCIM's, a publishable key on its
-// intake's submitter routes, a share code or an invitation link on their public routes), is accepted.
-// Every answer, refused or not, is searched for A's ids, names, addresses and credentials: none may
-// appear that the caller did not send. A new route is in the matrix the moment it is in the table;
-// one whose authentication this file does not know fails it.
+// The authorisation matrix (issue #26): every route of the route table, called with workspace A's real
+// ids by every kind of credential that is not A's own live key: another workspace's key, SCIM token,
+// MCP token and publishable key; A's test and sandbox keys; A's keys that authentication refuses
+// (revoked, deactivated, expired, rotated out, outside `allowed_ips`, past a usage cap, a deactivated
+// member's); a restricted key lacking the route's scope; A's cip_ key, SCIM and MCP tokens, live,
+// revoked or expired; a vault member's invitation, live or revoked; a recipient's personal link; and
+// A's own key presented otherwise than as a Bearer header. Each cell gets the refusal the spec and
+// docs/api-keys.md, docs/mcp.md, docs/scim.md, docs/intakes.md and docs/coffres.md document, or is
+// accepted where the credential is the route's own (an MCP token on the MCP routes, a SCIM token on
+// SCIM's, a cip_ key on its intake's submitter routes, a share code or an invitation on their public
+// routes). On a public route, a credential put where the capability goes is answered exactly as a
+// forged value of the same shape. Every answer, headers included, is searched for A's ids, names,
+// addresses and credentials: none may appear that the caller did not send. A new route is in the
+// matrix the moment it is in the table; one whose authentication this file does not know fails it.
+// The hosted MCP transport's tools, each the route it wraps, get a matrix of their own.
 
 let api: TestApi;
 let a: TestWorkspace;
@@ -163,6 +170,7 @@ const TENANT_CALLS: Record<
     expect: (caller: PrincipalKind) => Expected;
   }
 > = {
+  // The caller's own latest export: its tenant has none (docs/gdpr.md), and A's is out of reach.
   'GET /v1/gdpr/export': {
     expect: () => ({ refused: 404, code: 'not_found' }),
   },
@@ -284,6 +292,19 @@ const FILE_PATHS: Record<string, string> = {
 /** The public routes' capability parameters: a share code, a signed link's or upload's token, an invitation. */
 const CAPABILITY_PARAMS = new Set(['code', 'token']);
 
+const invalid: Expected = { refused: 401, code: 'invalid_api_key' };
+const revokedToken: Expected = { refused: 401, code: 'revoked_api_key' };
+const expiredToken: Expected = { refused: 401, code: 'expired_api_key' };
+const forbidden: Expected = { refused: 403, code: 'forbidden' };
+/** The MCP tokens the MCP routes know and refuse (docs/mcp.md, "Tokens"); another workspace's is 403 there. */
+const MCP_TOKEN_REFUSALS: Partial<Record<PrincipalKind, Expected>> = {
+  'other-mcp': forbidden,
+  'revoked-mcp': revokedToken,
+  'expired-mcp': expiredToken,
+  // Its member deactivated: refused as revoked.
+  'leaver-mcp': revokedToken,
+};
+
 /**
  * Where a capability in a public route's path is the credential's own kind: a recipient's personal link
  * is a share code (docs/recipients.md), a vault member's invitation token opens /v1/coffre-access and
@@ -295,17 +316,11 @@ function capabilityAnswer(route: RouteEntry, principal: PrincipalKind): Expected
     return { accepted: '2xx' };
   }
   if (principal === 'member' && (route.path.startsWith('/v1/coffre-access/') || route.path.startsWith('/v/'))) {
-    return route.method === 'post' ? { refused: 403, code: 'forbidden' } : { accepted: 200 };
+    return route.method === 'post' ? forbidden : { accepted: 200 };
   }
-  if (principal === 'revoked-member' && route.path.startsWith('/v1/coffre-access/')) {
-    return { refused: 403, code: 'forbidden' };
-  }
+  if (principal === 'revoked-member' && route.path.startsWith('/v1/coffre-access/')) return forbidden;
   return null;
 }
-
-const invalid: Expected = { refused: 401, code: 'invalid_api_key' };
-const revokedToken: Expected = { refused: 401, code: 'revoked_api_key' };
-const expiredToken: Expected = { refused: 401, code: 'expired_api_key' };
 
 /**
  * A's own live key: refused by the routes of other credentials (docs/scim.md: an API key does not open
@@ -349,20 +364,13 @@ function expectation(route: RouteEntry, principal: PrincipalKind, credential: st
       // docs/mcp.md: the transport takes an MCP token of the path's workspace and nothing else; GET and
       // DELETE are always 405.
       if (principal === 'mcp') return route.method === 'post' ? { accepted: 200 } : { accepted: 405 };
-      if (principal === 'other-mcp') return { refused: 403, code: 'forbidden' };
-      if (principal === 'revoked-mcp') return revokedToken;
-      if (principal === 'expired-mcp') return expiredToken;
-      if (principal === 'leaver-mcp') return revokedToken;
-      return invalid;
+      return MCP_TOKEN_REFUSALS[principal] ?? invalid;
     case 'mcp-control':
       // docs/mcp.md: an API key or an MCP token of the path's workspace, no scope; 403 forbidden otherwise.
       if (refusedKey) return refusedKey;
-      if (principal === 'other-workspace' || principal === 'other-mcp') return { refused: 403, code: 'forbidden' };
-      if (principal === 'revoked-mcp') return revokedToken;
-      if (principal === 'expired-mcp') return expiredToken;
-      if (principal === 'leaver-mcp') return revokedToken;
-      if (NOT_API_KEYS.has(principal) && principal !== 'mcp') return invalid;
-      return { accepted: 200 };
+      if (principal === 'other-workspace') return forbidden;
+      if (principal === 'mcp' || !NOT_API_KEYS.has(principal)) return { accepted: 200 };
+      return MCP_TOKEN_REFUSALS[principal] ?? invalid;
     case 'api-key': {
       if (refusedKey) return refusedKey;
       if (NOT_API_KEYS.has(principal)) return invalid;
@@ -613,6 +621,8 @@ async function makeWorld(): Promise<World> {
       ],
       credentials: [
         a.keys.live,
+        a.keys.test,
+        a.keys.sandbox,
         ...Object.values(secrets),
         revoked.key,
         expired.key,
