@@ -192,7 +192,7 @@ const TENANT_CALLS: Record<
     body: () => ({ name: 'matrix', scopes: ['transfers:read'] }),
     expect: () => ({ accepted: 201 }),
   },
-  'POST /v1/recipients': { body: () => ({ email: uniqueAddress('matrix') }), expect: () => ({ accepted: 201 }) },
+  'POST /v1/recipients': { body: () => ({ email: MATRIX_ADDRESS }), expect: () => ({ accepted: 201 }) },
   'POST /v1/rules': {
     body: () => ({ name: 'matrix', trigger_event: 'transfer.created', action_type: 'archive_transfer' }),
     expect: () => ({ accepted: 201 }),
@@ -220,6 +220,16 @@ const TENANT_CALLS: Record<
     expect: () => ({ refused: 404, code: 'not_found' }),
   },
 };
+
+/** One address for every caller's recipient: the same request, so that a replay across callers could happen. */
+const MATRIX_ADDRESS = uniqueAddress('matrix');
+
+/**
+ * Every write of the matrix carries this Idempotency-Key, which A's live key used first for the same
+ * creations (makeWorld): records belong to the key that made them (api/extensions/idempotency.ts), so
+ * no other credential may be answered A's stored response.
+ */
+const idempotencyKey = (name: string) => `authz-matrix ${name}`;
 
 const legalAcceptance = (ids: Fixtures) => ({ slug: ids['/v1/legal slug'], version: ids.legalVersion });
 
@@ -397,6 +407,8 @@ type World = {
   principals: Principal[];
   /** What no refusal may show: A's identity, A's live resources, and A's credentials. */
   forbidden: { workspace: string[]; live: string[]; credentials: string[] };
+  /** The writes A made first under the Idempotency-Keys the cells reuse. */
+  replayable: string[];
 };
 
 let made: Promise<World> | undefined;
@@ -604,11 +616,28 @@ async function makeWorld(): Promise<World> {
     legalVersion: document?.version ?? '',
     scimUserName,
   };
+  // A's own creations under the Idempotency-Keys every cell reuses: what a replay to another would show.
+  const stored: string[] = [];
+  const replayable: string[] = [];
+  for (const [name, call] of Object.entries(TENANT_CALLS)) {
+    const [method = '', path = ''] = name.split(' ');
+    if (method !== 'POST' || !call.body) continue;
+    const created = await api.call(method, path, {
+      key: a.keys.live,
+      body: await call.body(ids, 'owner'),
+      headers: { 'idempotency-key': idempotencyKey(name) },
+    });
+    if (created.status >= 300) continue;
+    replayable.push(name);
+    stored.push(...identifiersIn(created.body));
+  }
+
   const billing = new Set(fixtures.billing);
   return {
     fixtures,
     ids,
     principals,
+    replayable,
     forbidden: {
       workspace: [a.workspace_id, a.user_id, 'Authorization matrix A', me.user.email, ...fixtures.billing],
       live: [
@@ -618,6 +647,7 @@ async function makeWorld(): Promise<World> {
         provisioned.id,
         scimGroup.id,
         scimUserName,
+        ...stored,
       ],
       credentials: [
         a.keys.live,
@@ -642,6 +672,15 @@ async function makeWorld(): Promise<World> {
       ],
     },
   };
+}
+
+/** The ids and once-shown values of an answer (`id`, `key`, `token`, `secret`), at any depth. */
+function identifiersIn(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(identifiersIn);
+  if (!value || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([name, child]) =>
+    typeof child === 'string' && ['id', 'key', 'token', 'secret'].includes(name) ? [child] : identifiersIn(child),
+  );
 }
 
 const invitationToken = (member: { invitation_url: string }) =>
@@ -686,11 +725,13 @@ async function requestOf(
     ? await tenantBody(ids, principal)
     : ((BODIES[name] ?? MORE_BODIES[name])?.(ids) ?? (validatesPayload(route) ? {} : undefined));
   const rawBody = RAW_BODIES[name]?.(ids);
+  const idempotency: Record<string, string> =
+    route.method === 'get' || route.method === 'options' ? {} : { 'idempotency-key': idempotencyKey(name) };
   return {
     method: route.method.toUpperCase(),
     path,
     ...(rawBody !== undefined ? { rawBody } : body !== undefined ? { body } : {}),
-    ...(HEADERS[name] ? { headers: HEADERS[name] } : {}),
+    headers: { ...HEADERS[name], ...idempotency },
   };
 }
 
@@ -888,6 +929,7 @@ test.serial('every route refuses every credential that is not its own, and shows
   t.not((await shownToA('/v1/me', w.forbidden.workspace)).length, 0, "A's identity, to A");
   t.true((await shownToA('/v1/transfers/{id}', w.forbidden.live)).length >= 2, "A's transfer, to A");
   t.not((await shownToA('/v1/intakes/{id}/publishable-keys', w.forbidden.credentials)).length, 0, "A's cip_ key, to A");
+  t.true(w.replayable.length >= 10, `A's writes under the cells' Idempotency-Keys: ${w.replayable.join(', ')}`);
 
   const wrong: string[] = [];
   const leaked: string[] = [];
@@ -938,6 +980,7 @@ test.serial('every route refuses every credential that is not its own, and shows
     refused: counts.refused,
     public_as_forged: counts.asForged,
     exemptions: [...exemptions],
+    idempotency_keys_used_first_by_a: w.replayable.length,
     routes_by_authentication: byKind,
     seconds: Math.round((Date.now() - started) / 100) / 10,
     rows,
