@@ -826,8 +826,6 @@ function leaks(
 
 const METHOD_ORDER = ['get', 'options', 'post', 'put', 'patch', 'delete'];
 
-// First: each caller's refused writes are in its own audit log with the ids it sent (api/extensions/audit.ts),
-// which its later reads of the audit log would show. The tools write less, and read the log once.
 /** The arguments naming A's resources, by tool: the tools' own door to the ids the routes guard. */
 const TOOL_ARGUMENTS: Record<McpToolName, (ids: Fixtures) => Record<string, unknown>> = {
   list_transfers: () => ({}),
@@ -842,6 +840,8 @@ const TOOL_ARGUMENTS: Record<McpToolName, (ids: Fixtures) => Record<string, unkn
   analytics_summary: () => ({}),
 };
 
+// First: each caller's refused writes are in its own audit log with the ids it sent (api/extensions/audit.ts),
+// which its later reads of the audit log would show. The tools write less, and read the log once.
 test.serial(
   'every tool of the hosted MCP transport refuses what its token may not reach, and shows none of A\u2019s data',
   async (t) => {
@@ -887,7 +887,8 @@ test.serial(
         const result = response.body?.result as { isError?: boolean; content?: Array<{ text: string }> } | undefined;
         const text = result?.content?.[0]?.text ?? '';
         const refusal = result?.isError ? (JSON.parse(text) as { error: Record<string, unknown> }).error : null;
-        // The route's own answers (docs/mcp.md, "Tools"): the scope first, then the id's reach.
+        // The route's own answers (docs/mcp.md, "Tools"): the scope first, then the id's reach (as
+        // outOfReach has it: a sandbox token is told a live intake's documents are forbidden).
         const expected =
           caller.kind === 'restricted'
             ? 'scope_missing'
