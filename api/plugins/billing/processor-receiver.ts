@@ -1,7 +1,7 @@
 import { receiveProcessorEvent } from '../../../lib/billing/receive.ts';
 import { SIGNATURE_HEADER } from '../../../lib/billing/signature.ts';
 import { defineRoute, type NoInput } from '../../route.ts';
-import { receipt } from './schemas.ts';
+import { processorDelivery, receipt } from './schemas.ts';
 
 // The processor's receiver (docs/billing.md): no API key, the `Stripe-Signature` over the raw body
 // is its credential, so hapi hands over the bytes unparsed. It draws from no rate budget (a
@@ -23,7 +23,7 @@ export const processorReceiverRoute = defineRoute<NoInput, NoInput, Buffer>({
       valise: {
         rateLimited: false,
         sdk: { excluded: "the payment processor's webhook receiver: its client is the processor" },
-        openapi: { errors: [400, 413, 415] },
+        openapi: { rawJsonBody: processorDelivery, errors: [400, 413, 415] },
       },
     },
     response: { schema: receipt },

@@ -77,6 +77,21 @@ export const processorEventList = listEnvelope(processorEvent, 'ProcessorEventLi
   })
   .label('ProcessorEventList');
 
+/**
+ * What the processor sends, read by the receiver from the signed bytes (lib/billing/receive.ts): its
+ * event, of which Valise reads these fields and keeps the rest as received.
+ */
+export const processorDelivery = Joi.object({
+  id: Joi.string().min(1).max(255).required().description("The processor's event id (`evt_…`)."),
+  type: Joi.string().min(1).max(255).required().description('Such as `invoice.finalized`.'),
+  created: Joi.number().integer().min(0).required().description('Epoch seconds.'),
+  data: Joi.object({ object: Joi.object().unknown(true).required() })
+    .unknown(true)
+    .required(),
+})
+  .unknown(true)
+  .label('ProcessorDelivery');
+
 export const receipt = Joi.object({
   received: Joi.boolean().valid(true).required(),
   processor_event_id: Joi.string().required(),

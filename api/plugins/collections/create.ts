@@ -14,7 +14,12 @@ export const createRoute = defineRoute({
       'A `title`, an optional `description` and optional `transfer_ids` (transfers of this workspace and environment, in the order wanted; any other id is 404). The answer carries its `share_url`. At most 500 transfers per collection.',
     tags: ['api', 'collections'],
     plugins: {
-      valise: { scope: 'collections:write', audit: { action: 'collection.create', resourceType: 'collection' } },
+      valise: {
+        scope: 'collections:write',
+        audit: { action: 'collection.create', resourceType: 'collection' },
+        // A transfer id out of the key's reach (docs/collections.md).
+        openapi: { errors: [404] },
+      },
     },
     validate: {
       payload: Joi.object<CreateCollectionInput>({

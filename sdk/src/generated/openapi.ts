@@ -609,6 +609,19 @@ export interface Paths {
   '/v1/billing/processor/stripe': {
     /** Receive the payment processor's events (Stripe) */
     post: {
+      body: {
+        /** The processor's event id (`evt_…`). */
+        id: string;
+        /** Such as `invoice.finalized`. */
+        type: string;
+        /** Epoch seconds. */
+        created: number;
+        data: {
+          object: { [key: string]: unknown };
+          [key: string]: unknown;
+        };
+        [key: string]: unknown;
+      };
       response: {
         received: true;
         processor_event_id: string;
