@@ -155,7 +155,8 @@ const POOL_FAILURES = new Set([
  * A component the service needs is down or restarting, anywhere in the cause chain: PostgreSQL's
  * classes 08 (connection exception) and 57P (operator intervention: a shutdown or a start), slonik's
  * pool failures, a refused or reset connection (object storage, the database), gRPC's UNAVAILABLE
- * (Temporal). Not the client's fault nor a bug: 503, worth retrying (docs/errors.md).
+ * (Temporal), the object store's 503 and 507 (busy, out of disk). Not the client's fault nor a bug:
+ * 503, worth retrying (docs/errors.md).
  */
 function isDependencyUnavailable(error: Error): boolean {
   for (let current: unknown = error; current instanceof Error; current = current.cause) {
@@ -165,6 +166,9 @@ function isDependencyUnavailable(error: Error): boolean {
     if (POOL_FAILURES.has(current.name)) return true;
     // @grpc/grpc-js's status UNAVAILABLE, on the errors Temporal's client rethrows.
     if (code === 14 && 'details' in current) return true;
+    // The object store out of disk, busy or starting (MinIO's XMinioStorageFull is a 507).
+    const storeStatus = (current as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (storeStatus === 503 || storeStatus === 507) return true;
   }
   return false;
 }

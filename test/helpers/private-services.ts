@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -154,8 +154,18 @@ export async function startPrivateRedis(): Promise<PrivateService> {
  * what an API or a worker needs to use it. `stop()` is SIGKILL: MinIO gone mid-request, as in a
  * crash; what it had written stays on its disk for `start()`.
  */
-export async function startPrivateMinio(): Promise<PrivateService & { env: Record<string, string> }> {
+export async function startPrivateMinio(
+  options: {
+    /** Its disk a RAM filesystem of this size (mounted: root only), to be filled by a test. */
+    diskMiB?: number;
+  } = {},
+): Promise<PrivateService & { env: Record<string, string> }> {
   const data = mkdtempSync(join(tmpdir(), 'valise-fault-minio-'));
+  const disk = join(data, 'disk');
+  if (options.diskMiB) {
+    mkdirSync(disk);
+    await run('mount', ['-t', 'tmpfs', '-o', `size=${options.diskMiB}m`, 'tmpfs', disk]);
+  }
   const [port, consolePort] = [await freePort(), await freePort()];
   const password = randomBytes(24).toString('hex');
   const env = {
@@ -203,6 +213,7 @@ export async function startPrivateMinio(): Promise<PrivateService & { env: Recor
     start,
     remove: async () => {
       await stop();
+      if (options.diskMiB) await run('umount', [disk]).catch(() => undefined);
       rmSync(data, { recursive: true, force: true });
     },
   };
