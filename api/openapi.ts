@@ -385,7 +385,7 @@ export function buildOpenApiDocument(server: Server) {
 function errorResponse(status: number, description: string, mediaType: string, schema: string) {
   return {
     description,
-    ...(status === 429
+    ...(status === 429 || status === 503
       ? {
           headers: {
             'Retry-After': {
@@ -454,7 +454,10 @@ export function errorStatuses(route: RouteEntry): number[] {
   const authenticated = (settings.auth as unknown) !== false;
   const mutating = MUTATING.has(route.method);
   const jsonBody = mutating && (settings.payload as RouteOptionsPayload | undefined)?.parse !== false;
-  const statuses = new Set<number>([500, 503, ...(valise.openapi?.errors ?? [])]);
+  // 503 is any route's when a component it needs is down, unless the route answers a 503 of its own
+  // (GET /v1/health's report).
+  const ownUnavailable = valise.openapi?.statuses?.[503] !== undefined;
+  const statuses = new Set<number>([500, ...(ownUnavailable ? [] : [503]), ...(valise.openapi?.errors ?? [])]);
   if (validate.params || validate.query || validate.payload || idempotent(route)) statuses.add(400);
   if (authenticated) statuses.add(401);
   // An API key's scope, IP allow-list or environment; a SCIM token opens all its routes or none.
