@@ -163,7 +163,8 @@ function isDependencyUnavailable(error: Error): boolean {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && (/^08[0-9A-Z]{3}$/.test(code) || /^57P0[1-3]$/.test(code))) return true;
     if (typeof code === 'string' && CONNECTION_FAILURES.has(code)) return true;
-    if (POOL_FAILURES.has(current.name)) return true;
+    // slonik's classes do not all set `name` (BackendTerminatedUnexpectedlyError's is 'Error').
+    if (POOL_FAILURES.has(current.name) || POOL_FAILURES.has(current.constructor.name)) return true;
     // @grpc/grpc-js's status UNAVAILABLE, on the errors Temporal's client rethrows.
     if (code === 14 && 'details' in current) return true;
     // The object store out of disk, busy or starting (MinIO's XMinioStorageFull is a 507).

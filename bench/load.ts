@@ -11,8 +11,8 @@ export const WARMUP_S = Number(process.env.BENCH_WARMUP ?? '2');
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? '10');
 const SETTLE_MS = 1_000;
 
-type Histogram = { average: number; p50: number; p99: number; max: number; total?: number };
-type AutocannonResult = {
+export type Histogram = { average: number; p50: number; p99: number; max: number; total?: number };
+export type AutocannonResult = {
   requests: Histogram;
   latency: Histogram;
   duration: number;

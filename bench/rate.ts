@@ -4,6 +4,7 @@ import Hapi from '@hapi/hapi';
 import type { Caller } from '../lib/tenancy.ts';
 import { listTransfers } from '../lib/transfers/manage.ts';
 import { startApi } from '../test/helpers/api.ts';
+import type { AutocannonResult } from './load.ts';
 import { runContext, writeResults } from './results.ts';
 import { UNLIMITED_RATES } from './streaming.ts';
 
@@ -22,15 +23,6 @@ const DURATION_S = Number(process.env.BENCH_RATE_DURATION ?? '60');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? '50');
 const SEEDED = Number(process.env.BENCH_SEEDED_TRANSFERS ?? '200');
 
-type Histogram = { p50: number; p99: number; max: number; average: number };
-type Result = {
-  latency: Histogram;
-  requests: Histogram;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  statusCodeStats?: Record<string, { count: number }>;
-};
 type Options = {
   url: string;
   method?: string;
@@ -43,7 +35,7 @@ type Options = {
   workers: number;
 };
 // autocannon ships no types; this is the slice of its API used here.
-const autocannon = createRequire(import.meta.url)('autocannon') as (options: Options) => Promise<Result>;
+const autocannon = createRequire(import.meta.url)('autocannon') as (options: Options) => Promise<AutocannonResult>;
 
 type Row = {
   route: string;

@@ -66,6 +66,24 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/** One server process, started by `launch` and ready once `ready` says so, stopped with `signal`. */
+function serverProcess(launch: () => ChildProcess, ready: () => Promise<void>, signal: NodeJS.Signals) {
+  let server: ChildProcess | null = null;
+  return {
+    start: async () => {
+      server = launch();
+      await ready();
+    },
+    stop: async () => {
+      if (!server) return;
+      const stopping = exited(server);
+      server.kill(signal);
+      await stopping;
+      server = null;
+    },
+  };
+}
+
 /**
  * A PostgreSQL cluster of its own, with the project's schema migrated into database `valise`.
  * `stop()` is PostgreSQL's fast shutdown (SIGINT): sessions are ended with 57P01, as in a restart.
@@ -85,31 +103,28 @@ export async function startPrivatePostgres(): Promise<PrivateService> {
   ]);
   await run(initdb, initArgs, { cwd: '/' });
   const port = await freePort();
-  let server: ChildProcess | null = null;
-  const start = async () => {
-    const [postgres, args] = asPostgres(join(bin, 'postgres'), [
-      ...['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-      ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'max_connections=100'],
-    ]);
-    server = spawn(postgres, args, { cwd: '/', stdio: 'ignore' });
-    await until(() => listening(port), 'postgres');
-    // Accepting connections is not accepting queries yet (57P03 while it starts).
-    await until(
-      () =>
-        run(join(bin, 'pg_isready'), ['-q', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres']).then(
-          () => true,
-          () => false,
-        ),
-      'pg_isready',
-    );
-  };
-  const stop = async () => {
-    if (!server) return;
-    const stopping = exited(server);
-    server.kill('SIGINT');
-    await stopping;
-    server = null;
-  };
+  const { start, stop } = serverProcess(
+    () => {
+      const [postgres, args] = asPostgres(join(bin, 'postgres'), [
+        ...['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+        ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'max_connections=100'],
+      ]);
+      return spawn(postgres, args, { cwd: '/', stdio: 'ignore' });
+    },
+    async () => {
+      await until(() => listening(port), 'postgres');
+      // Accepting connections is not accepting queries yet (57P03 while it starts).
+      await until(
+        () =>
+          run(join(bin, 'pg_isready'), ['-q', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres']).then(
+            () => true,
+            () => false,
+          ),
+        'pg_isready',
+      );
+    },
+    'SIGINT',
+  );
   await start();
   await run(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', 'valise']);
   const url = `postgres://postgres@127.0.0.1:${port}/valise`;
@@ -129,22 +144,16 @@ export async function startPrivatePostgres(): Promise<PrivateService> {
 /** A Redis of its own (nothing kept on disk). `stop()` is SIGTERM. */
 export async function startPrivateRedis(): Promise<PrivateService> {
   const port = await freePort();
-  let server: ChildProcess | null = null;
-  const start = async () => {
-    server = spawn(
-      'redis-server',
-      ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
-      { cwd: tmpdir(), stdio: 'ignore' },
-    );
-    await until(() => listening(port), 'redis');
-  };
-  const stop = async () => {
-    if (!server) return;
-    const stopping = exited(server);
-    server.kill('SIGTERM');
-    await stopping;
-    server = null;
-  };
+  const { start, stop } = serverProcess(
+    () =>
+      spawn(
+        'redis-server',
+        ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+        { cwd: tmpdir(), stdio: 'ignore' },
+      ),
+    () => until(() => listening(port), 'redis'),
+    'SIGTERM',
+  );
   await start();
   return { url: `redis://127.0.0.1:${port}`, port, stop, start, remove: stop };
 }
@@ -173,36 +182,31 @@ export async function startPrivateMinio(
     S3_ACCESS_KEY_ID: 'valise-fault',
     S3_SECRET_ACCESS_KEY: password,
   };
-  let server: ChildProcess | null = null;
-  const start = async () => {
-    server = spawn(join(ROOT, '.cache/bin/minio'), ['server', join(data, 'disk'), '--certs-dir', join(data, 'certs')], {
-      cwd: data,
-      env: {
-        ...process.env,
-        MINIO_ROOT_USER: env.S3_ACCESS_KEY_ID,
-        MINIO_ROOT_PASSWORD: password,
-        MINIO_UPDATE: 'off',
-        MINIO_ADDRESS: `127.0.0.1:${port}`,
-        MINIO_CONSOLE_ADDRESS: `127.0.0.1:${consolePort}`,
-      },
-      stdio: 'ignore',
-    });
-    await until(
-      () =>
-        fetch(`${env.S3_ENDPOINT}/minio/health/live`).then(
-          (response) => response.ok,
-          () => false,
-        ),
-      'minio',
-    );
-  };
-  const stop = async () => {
-    if (!server) return;
-    const stopping = exited(server);
-    server.kill('SIGKILL');
-    await stopping;
-    server = null;
-  };
+  const { start, stop } = serverProcess(
+    () =>
+      spawn(join(ROOT, '.cache/bin/minio'), ['server', disk, '--certs-dir', join(data, 'certs')], {
+        cwd: data,
+        env: {
+          ...process.env,
+          MINIO_ROOT_USER: env.S3_ACCESS_KEY_ID,
+          MINIO_ROOT_PASSWORD: password,
+          MINIO_UPDATE: 'off',
+          MINIO_ADDRESS: `127.0.0.1:${port}`,
+          MINIO_CONSOLE_ADDRESS: `127.0.0.1:${consolePort}`,
+        },
+        stdio: 'ignore',
+      }),
+    () =>
+      until(
+        () =>
+          fetch(`${env.S3_ENDPOINT}/minio/health/live`).then(
+            (response) => response.ok,
+            () => false,
+          ),
+        'minio',
+      ),
+    'SIGKILL',
+  );
   await start();
   await run('sh', ['scripts/node.sh', 'scripts/ensure-bucket.ts'], { cwd: ROOT, env: { ...process.env, ...env } });
   return {
@@ -229,29 +233,26 @@ export async function startPrivateMaildev(): Promise<
   const data = mkdtempSync(join(tmpdir(), 'valise-fault-maildev-'));
   const [smtp, web] = [await freePort(), await freePort()];
   writeFileSync(join(data, 'maildev.json'), '{}');
-  let server: ChildProcess | null = null;
-  const start = async () => {
-    const environment = Object.fromEntries(
-      Object.entries(process.env).filter(([name]) => !name.startsWith('MAILDEV_')),
-    );
-    server = spawn(
-      join(ROOT, 'node_modules/.bin/maildev'),
-      [
-        ...['--config', join(data, 'maildev.json'), '--ip', '127.0.0.1', '--smtp', String(smtp)],
-        ...['--web-ip', '127.0.0.1', '--web', String(web), '--mail-directory', join(data, 'mail')],
-      ],
-      { cwd: data, env: environment, stdio: 'ignore' },
-    );
-    await until(() => listening(smtp), 'maildev');
-    await until(() => listening(web), 'maildev web');
-  };
-  const stop = async () => {
-    if (!server) return;
-    const stopping = exited(server);
-    server.kill('SIGTERM');
-    await stopping;
-    server = null;
-  };
+  const { start, stop } = serverProcess(
+    () => {
+      const environment = Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => !name.startsWith('MAILDEV_')),
+      );
+      return spawn(
+        join(ROOT, 'node_modules/.bin/maildev'),
+        [
+          ...['--config', join(data, 'maildev.json'), '--ip', '127.0.0.1', '--smtp', String(smtp)],
+          ...['--web-ip', '127.0.0.1', '--web', String(web), '--mail-directory', join(data, 'mail')],
+        ],
+        { cwd: data, env: environment, stdio: 'ignore' },
+      );
+    },
+    async () => {
+      await until(() => listening(smtp), 'maildev');
+      await until(() => listening(web), 'maildev web');
+    },
+    'SIGTERM',
+  );
   await start();
   return {
     url: `smtp://127.0.0.1:${smtp}`,
