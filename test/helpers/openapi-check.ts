@@ -94,7 +94,10 @@ export function createOpenApiValidator(document: OpenApiDocument) {
           type: 'object',
           properties: Object.fromEntries(own.map((p) => [p.name, p.schema ?? {}])),
           required: own.filter((p) => p.required).map((p) => p.name),
-          additionalProperties: false,
+          // A path has only the parameters its template names. A query parameter the operation does not
+          // list is no part of its contract (OpenAPI describes what an operation reads): a server may
+          // refuse it (the routes with a query schema do, 400) or leave it unread.
+          additionalProperties: where === 'query',
         });
       };
       compiled.push({
@@ -210,9 +213,10 @@ function jsonOrUndefined(bytes: Buffer): unknown {
 export function exchangeOf(request: Request): Exchange | undefined {
   const response = request.response;
   if (!response || response instanceof Error) return undefined;
-  const query: Record<string, string | string[]> = {};
+  // Without a prototype: a parameter named `constructor` or `__proto__` is a parameter like any other.
+  const query: Record<string, string | string[]> = Object.create(null);
   for (const [name, value] of request.url.searchParams) {
-    const previous = query[name];
+    const previous = Object.hasOwn(query, name) ? query[name] : undefined;
     query[name] = previous === undefined ? value : [...[previous].flat(), value];
   }
   const orig = (request as unknown as { orig?: { payload?: unknown } }).orig;
