@@ -126,15 +126,7 @@ function targetsOf(document: Document): Target[] {
   return targets;
 }
 
-/**
- * Reads first, writes next, and last what ends the rows it touches: the deepest paths first (an
- * intake's publishable key before the intake), and among equals DELETE last (close before delete).
- */
-function ending(a: Target, b: Target): number {
-  const depth = (target: Target) => target.path.split('/').length;
-  return depth(b) - depth(a) || Number(a.method === 'DELETE') - Number(b.method === 'DELETE');
-}
-
+/** Reads first (0), writes next (1), and last (2) what ends the rows it touches. */
 function phaseOf(target: Target): number {
   if (['GET', 'HEAD', 'OPTIONS'].includes(target.method)) return 0;
   if (
@@ -144,6 +136,12 @@ function phaseOf(target: Target): number {
     return 2;
   }
   return 1;
+}
+
+/** In the last phase: the deepest paths first (an intake's publishable key before the intake), DELETE last among equals. */
+function ending(a: Target, b: Target): number {
+  const depth = (target: Target) => target.path.split('/').length;
+  return depth(b) - depth(a) || Number(a.method === 'DELETE') - Number(b.method === 'DELETE');
 }
 
 // ---------------------------------------------------------------------------
@@ -687,7 +685,7 @@ async function problemsOf(target: Target, request: FuzzRequest, response: ApiRes
   const documented = target.operation.responses[String(status)];
   if (status >= 400 && request.method !== 'HEAD') {
     const scim = target.credentials.includes('scimToken');
-    // A status documented with a body of its own (the MCP transport's JSON-RPC 405) is held to its schema below.
+    // A status the operation documents with a body of its own (not a shared error) is held to its schema below.
     const ownBody = documented !== undefined && documented.$ref === undefined;
     const problem = scim ? scimErrorProblem(response) : ownBody ? null : envelopeProblem(response);
     if (problem) problems.push(problem);
