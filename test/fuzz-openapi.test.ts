@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Request, RequestRoute } from '@hapi/hapi';
 import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
+import { isScimProtocolPath } from '../api/errors.ts';
 import { totpCode } from '../lib/crypto/totp.ts';
 import { type ApiResponse, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { envelopeProblem, scimErrorProblem } from './helpers/error-envelope.ts';
@@ -682,29 +683,27 @@ async function problemsOf(target: Target, request: FuzzRequest, response: ApiRes
   if (status >= 500 && !health) return [`status ${status}`];
   if (!requestId) return ['no X-Request-Id header'];
   const problems: string[] = [];
-  const documented = target.operation.responses[String(status)];
-  if (status >= 400 && request.method !== 'HEAD') {
-    const scim = target.credentials.includes('scimToken');
-    // A status the operation documents with a body of its own (not a shared error) is held to its schema below.
-    const ownBody = documented !== undefined && documented.$ref === undefined;
-    const problem = scim ? scimErrorProblem(response) : ownBody ? null : envelopeProblem(response);
-    if (problem) problems.push(problem);
-  }
   const seen = await seenFor(requestId);
   const logged = world.serverErrors.get(requestId);
   world.serverErrors.delete(requestId);
   if (STRICT_LOGS && logged) problems.push(`answered ${status} but the server logged an error: ${logged}`);
-  if (!seen) problems.push('the server recorded no exchange for this request');
-  else if (
+  if (!seen) return [...problems, 'the server recorded no exchange for this request'];
+  const own =
     seen.route.path === target.path &&
-    seen.route.method.toUpperCase() === (target.method === 'HEAD' ? 'GET' : target.method) &&
-    seen.exchange
-  ) {
-    problems.push(...world.validator.check(seen.exchange, { request: false }));
-  } else if (seen.route.path !== '/{p*}' && seen.route.settings.tags?.includes('api') && seen.exchange) {
-    // A hostile path parameter led to another operation (`events` as a webhook id): held to that one.
-    problems.push(...world.validator.check(seen.exchange, { request: false }));
+    seen.route.method.toUpperCase() === (target.method === 'HEAD' ? 'GET' : target.method);
+  if (status >= 400 && request.method !== 'HEAD') {
+    // SCIM's error on its protocol's paths: the operation's, or the path the server resolved (`tokens/%2E%2E` is /v1/scim/).
+    const scim = own ? target.credentials.includes('scimToken') : isScimProtocolPath(seen.exchange?.path ?? '');
+    // A status the operation documents with a body of its own (not a shared error) is held to its schema below.
+    const documented = own ? target.operation.responses[String(status)] : undefined;
+    const ownBody = documented !== undefined && documented.$ref === undefined;
+    const problem = scim ? scimErrorProblem(response) : ownBody ? null : envelopeProblem(response);
+    if (problem) problems.push(problem);
   }
+  // The answer held to the document: the operation's, or the one a hostile path parameter led to
+  // (`events` as a webhook id); a path no route has (hapi's 404) is no operation of it.
+  const documentedRoute = own || (seen.route.path !== '/{p*}' && seen.route.settings.tags?.includes('api'));
+  if (documentedRoute && seen.exchange) problems.push(...world.validator.check(seen.exchange, { request: false }));
   return problems;
 }
 
