@@ -20,7 +20,10 @@ const toSchema = (schema: Joi.Schema): JsonSchema => {
   return withDeprecatedProperties(
     description,
     withoutAnyTypeList(
-      withInvertedPatterns(description, withPatternProperties(description, joiToJson(schema, 'open-api-3.1'))),
+      withInvertedPatterns(
+        description,
+        withPatternProperties(description, withoutPatternFlags(description, joiToJson(schema, 'open-api-3.1'))),
+      ),
     ),
   );
 };
@@ -140,6 +143,42 @@ function withInvertedPatterns(description: unknown, json: JsonSchema): JsonSchem
   return json;
 }
 
+/**
+ * joi-to-json strips a regex's slashes but keeps its flags: `/^[\p{L}]+$/u` was published as
+ * `^[\p{L}]+$/u`, a pattern nothing matches (a literal `/u` after the end). JSON Schema patterns
+ * are ECMAScript's with Unicode semantics already, so the `u` flag is dropped; a flag JSON Schema
+ * cannot say (`i`, `m`, `s`) is refused here rather than published wrong.
+ */
+function withoutPatternFlags(description: unknown, json: JsonSchema): JsonSchema {
+  const flagged = new Map<string, string>();
+  const collect = (node: unknown) => {
+    if (Array.isArray(node)) for (const item of node) collect(item);
+    else if (node && typeof node === 'object') {
+      const rule = node as { name?: unknown; args?: { regex?: unknown } };
+      const literal = rule.name === 'pattern' && typeof rule.args?.regex === 'string' ? rule.args.regex : '';
+      const [, source, flags] = /^\/(.*)\/([a-z]+)$/s.exec(literal) ?? [];
+      if (source !== undefined && flags !== undefined) {
+        if (flags.replaceAll('u', '') !== '') throw new Error(`pattern ${literal}: JSON Schema has no flag ${flags}`);
+        flagged.set(`${source}/${flags}`, source);
+      }
+      for (const value of Object.values(node)) collect(value);
+    }
+  };
+  collect(description);
+  if (flagged.size === 0) return json;
+  const rewrite = (node: unknown) => {
+    if (Array.isArray(node)) for (const item of node) rewrite(item);
+    else if (node && typeof node === 'object') {
+      const schema = node as JsonSchema;
+      const source = typeof schema.pattern === 'string' ? flagged.get(schema.pattern) : undefined;
+      if (source !== undefined) schema.pattern = source;
+      for (const value of Object.values(schema)) rewrite(value);
+    }
+  };
+  rewrite(json);
+  return json;
+}
+
 /** `^[^c]*$` when `source` matches exactly one given character, else undefined. */
 function negatedCharacter(source: string): string | undefined {
   let code: number | undefined;
@@ -238,6 +277,7 @@ const SCIM_ERROR_DESCRIPTIONS: Record<number, string> = {
  * the first the one whose errors the route answers (an MCP control endpoint also takes API keys).
  */
 const SCHEMES_OF_STRATEGY: Record<string, readonly [string, ...string[]]> = {
+  'publishable-key': ['publishableKey'],
   'scim-token': ['scimToken'],
   'mcp-token': ['mcpToken'],
   'mcp-control': ['bearer', 'mcpToken'],
@@ -245,6 +285,12 @@ const SCHEMES_OF_STRATEGY: Record<string, readonly [string, ...string[]]> = {
 
 const SECURITY_SCHEMES: Record<string, { type: 'http'; scheme: 'bearer'; description: string }> = {
   bearer: { type: 'http', scheme: 'bearer', description: 'An API key: svc_live_…, svc_test_…' },
+  publishableKey: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      "An intake's publishable key (`cip_live_…`, `cip_test_…`), made to sit in a public page: it opens the submitter routes of its own intake and nothing else. API keys are refused there (401).",
+  },
   scimToken: {
     type: 'http',
     scheme: 'bearer',
@@ -424,6 +470,9 @@ function access(isPublic: boolean, schemes: readonly string[], scope: string | u
   const [scheme] = schemes;
   if (isPublic) return 'Public: no API key.';
   if (schemes.length > 1) return 'Requires an API key or an MCP token (`svc_mcp_…`); any scope.';
+  if (scheme === 'publishableKey') {
+    return 'Requires a publishable key of this intake (`cip_…`); API keys are refused (401).';
+  }
   if (scheme === 'scimToken') return 'Requires a SCIM token (`scim_…`); API keys are refused (401).';
   if (scheme === 'mcpToken') return 'Requires an MCP token (`svc_mcp_…`); API keys are refused (401).';
   return scope
@@ -431,13 +480,16 @@ function access(isPublic: boolean, schemes: readonly string[], scope: string | u
     : 'Requires an API key; any scope.';
 }
 
+/** The schemes whose callers own idempotency records (api/extensions/idempotency.ts, `ownerOf`). */
+const IDEMPOTENT_SCHEMES = new Set(['bearer', 'publishableKey']);
+
 /**
- * Whether a route honours `Idempotency-Key`: writes with an API key, and public writes that name their
- * owner. A SCIM token keeps no idempotency records (RFC 7644 has none).
+ * Whether a route honours `Idempotency-Key`: writes with an API key or a publishable key, and public
+ * writes that name their owner. A SCIM token keeps no idempotency records (RFC 7644 has none).
  */
 function idempotent(route: RouteEntry): boolean {
   const settings = route.settings;
-  if (!MUTATING.has(route.method) || securitySchemeOf(route) !== 'bearer') return false;
+  if (!MUTATING.has(route.method) || !IDEMPOTENT_SCHEMES.has(securitySchemeOf(route))) return false;
   return (settings.auth as unknown) !== false || settings.plugins?.valise?.idempotencyOwner !== undefined;
 }
 
@@ -556,6 +608,8 @@ function requestBody(validate: Validate, payload: RouteOptionsPayload | undefine
   }
   if (MUTATING.has(method) && payload?.parse === false) {
     const types = [payload.allow ?? 'application/octet-stream'].flat().filter((type) => type !== 'application/json');
+    // JSON read raw is no binary string: such a route says what it reads (`openapi.rawJsonBody`).
+    if (types.length === 0) throw new Error('a route reading raw JSON needs plugins.valise.openapi.rawJsonBody');
     // Not required: an empty file is uploaded with an empty body.
     return {
       content: Object.fromEntries(types.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),

@@ -377,4 +377,16 @@ test('requests the HTTP parser rejects still get the envelope and a request id',
   t.is(response.status, 431);
   t.is(response.body.error.code, 'validation_error');
   t.is(response.body.error.request_id, response.headers.get('x-request-id'));
+  // On the SCIM protocol's paths every answer is SCIM's, this one too (the SCIM tokens' routes keep the envelope).
+  const scim = await api.call('GET', `/v1/scim/Users?filter=${'x'.repeat(20_000)}`);
+  t.is(scim.status, 431);
+  t.regex(scim.headers.get('content-type') ?? '', /^application\/scim\+json/);
+  t.deepEqual(scim.body, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+    status: '431',
+    detail: 'The request headers are too large.',
+  });
+  t.truthy(scim.headers.get('x-request-id'));
+  const tokens = await api.call('GET', `/v1/scim/tokens?x=${'x'.repeat(20_000)}`);
+  t.is(tokens.body.error.code, 'validation_error');
 });

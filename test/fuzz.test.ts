@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { isScimProtocolPath } from '../api/errors.ts';
 import { totpCode } from '../lib/crypto/totp.ts';
 import { type ApiResponse, type MintKeyBody, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+import { envelopeProblem, scimErrorProblem } from './helpers/error-envelope.ts';
 
 // Property-based fuzzing of every route the server exposes. The routes come
 // from `server.table()`, so a route added later is fuzzed without touching
@@ -33,26 +34,6 @@ const SCALE = Number(process.env.FUZZ_SCALE ?? '1');
 const COLLECT = process.env.FUZZ_COLLECT === '1';
 const STRICT_LOGS = process.env.FUZZ_STRICT_LOGS === '1';
 const MFA_SENTINEL = '__VALID_MFA_CODE__';
-
-/** The spec's error table: code -> HTTP status. validation_error is 400 (422 for an approval that is not required). */
-const SPEC_ERRORS: Record<string, readonly number[]> = {
-  missing_api_key: [401],
-  invalid_api_key: [401],
-  revoked_api_key: [401],
-  expired_api_key: [401],
-  mfa_required: [401],
-  scope_missing: [403],
-  ip_not_allowed: [403],
-  forbidden: [403],
-  // Beyond 400 and 422, validation_error also carries 409 (upload conflicts), 413 (body too large),
-  // 415 (not JSON), 416 (range outside a file) and 431 (headers too large); not_found carries 410 (gone).
-  validation_error: [400, 409, 413, 415, 416, 422, 431],
-  not_found: [404, 410],
-  idempotency_conflict: [409],
-  rate_limited: [429],
-  internal_error: [500],
-  service_unavailable: [503],
-};
 
 // ---------------------------------------------------------------------------
 // The world the fuzzer plays in: a server, keys in every state, real ids.
@@ -285,38 +266,8 @@ function violation(request: FuzzRequest, response: ApiResponse, route?: RouteSpe
   // The SCIM protocol's routes answer RFC 7644 error bodies (docs/scim.md, "Answers and errors").
   // As the server sees it: fetch resolves `..` and `.` segments before sending.
   const path = new URL(request.path, 'http://fuzz.invalid').pathname;
-  if (isScimProtocolPath(path.startsWith('/v1/') ? path : `/v1${path}`)) return scimViolation(response, status);
-  if (!(response.headers.get('content-type') ?? '').startsWith('application/json')) {
-    return `error with content-type ${response.headers.get('content-type')}`;
-  }
-  const error = body?.error;
-  if (!error || typeof error !== 'object') return 'error body is not {error: {...}}';
-  for (const field of ['code', 'message', 'param', 'doc_url', 'request_id']) {
-    if (!(field in error)) return `error.${field} missing`;
-  }
-  if (typeof error.code !== 'string' || !(error.code in SPEC_ERRORS)) return `error.code ${JSON.stringify(error.code)}`;
-  if (!SPEC_ERRORS[error.code]?.includes(status)) return `error.code ${error.code} with status ${status}`;
-  if (typeof error.message !== 'string' || error.message === '') return 'error.message is not a non-empty string';
-  if (error.param !== null && typeof error.param !== 'string') return 'error.param is neither string nor null';
-  if (error.doc_url !== null && typeof error.doc_url !== 'string') return 'error.doc_url is neither string nor null';
-  if (error.request_id !== requestId) return `error.request_id ${error.request_id} != X-Request-Id ${requestId}`;
-  if (status === 429 && !/^\d+$/.test(response.headers.get('retry-after') ?? '')) return '429 without Retry-After';
-  return null;
-}
-
-function scimViolation(response: ApiResponse, status: number): string | null {
-  const { body } = response;
-  if (!(response.headers.get('content-type') ?? '').startsWith('application/scim+json')) {
-    return `SCIM error with content-type ${response.headers.get('content-type')}`;
-  }
-  if (!Array.isArray(body?.schemas) || body.schemas[0] !== 'urn:ietf:params:scim:api:messages:2.0:Error') {
-    return 'SCIM error body without the Error schema';
-  }
-  if (body.status !== String(status)) return `SCIM error status ${JSON.stringify(body.status)} with status ${status}`;
-  if (typeof body.detail !== 'string' || body.detail === '') return 'SCIM error without detail';
-  if (status === 400 && typeof body.scimType !== 'string') return 'SCIM 400 without scimType';
-  if (status === 429 && !/^\d+$/.test(response.headers.get('retry-after') ?? '')) return '429 without Retry-After';
-  return null;
+  if (isScimProtocolPath(path.startsWith('/v1/') ? path : `/v1${path}`)) return scimErrorProblem(response);
+  return envelopeProblem(response);
 }
 
 function reproducer(request: FuzzRequest): string {

@@ -115,16 +115,21 @@ test('every operation lists its error responses with the envelope (or the SCIM e
       t.true(
         (operation.security?.length ?? 0) >= 1 &&
           (operation.security ?? []).every((requirement) =>
-            ['bearer', 'scimToken', 'mcpToken'].includes(Object.keys(requirement ?? {})[0] ?? ''),
+            ['bearer', 'scimToken', 'mcpToken', 'publishableKey'].includes(Object.keys(requirement ?? {})[0] ?? ''),
           ),
         `${key}: security ${JSON.stringify(operation.security)}`,
       );
       const mcpOnly = operation.security?.length === 1 && 'mcpToken' in (operation.security[0] as object);
       if (mcpOnly) t.regex(operation.description ?? '', /Requires an MCP token/, `${key}: says it takes an MCP token`);
       if (scim) t.regex(operation.description ?? '', /Requires a SCIM token/, `${key}: says it takes a SCIM token`);
+      const publishable = operation.security?.some((requirement) => 'publishableKey' in (requirement as object));
+      if (publishable) {
+        t.regex(operation.description ?? '', /Requires a publishable key/, `${key}: says it takes a publishable key`);
+      }
       t.truthy(operation.responses['401'], `${key}: 401`);
-      // A SCIM token has no scope: it opens every SCIM protocol route of its workspace, or none.
-      if (!scim) t.truthy(operation.responses['403'], `${key}: 403`);
+      // A SCIM token and a publishable key have no scope: they open every route of their kind (of their
+      // workspace, of their intake), or none.
+      if (!scim && !publishable) t.truthy(operation.responses['403'], `${key}: 403`);
       const scope = operation['x-required-scope'];
       if (scope) t.true(operation.description?.includes(`\`${scope}\``), `${key}: the description names ${scope}`);
     }

@@ -8,6 +8,19 @@ const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
 const RESOURCE_ID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[a-z]{2,8}_[0-9a-z]{20,40})$/i;
 
 /**
+ * Metadata a route reads from its request (an export's filters, an acceptance's slug) as jsonb can hold
+ * it: a refused request's values are whatever was sent, and PostgreSQL refuses NUL and lone surrogates.
+ */
+function storable<T>(value: T): T {
+  if (typeof value === 'string') return value.toWellFormed().replaceAll('\u0000', '\ufffd') as T;
+  if (Array.isArray(value)) return value.map(storable) as T;
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, member]) => [storable(key), storable(member)])) as T;
+  }
+  return value;
+}
+
+/**
  * Every authenticated mutating request leaves an audit entry, successful or not, and so does a
  * read that declares its `audit` (one that takes content away, such as a transfer's archive).
  */
@@ -38,7 +51,7 @@ export async function auditRequest(request: Request, status: number, body: unkno
     status: status < 400 ? 'success' : 'failure',
     requestId: request.app.requestId,
     metadata: {
-      ...settings?.metadata?.(request),
+      ...storable(settings?.metadata?.(request)),
       status_code: status,
       ...(errorCode ? { error_code: errorCode } : {}),
       ...(request.app.idempotency?.replayed ? { idempotent_replay: true } : {}),

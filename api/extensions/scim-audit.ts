@@ -23,6 +23,10 @@ export async function auditScimRequest(request: Request, status: number, body: u
     resource_type: settings.resourceType,
     resource_id: resourceId,
     response_status: status,
-    error_message: status >= 400 && typeof answered.detail === 'string' ? answered.detail : null,
+    // The detail may quote what was sent (a parameter's name): text PostgreSQL stores has no NUL.
+    error_message:
+      status >= 400 && typeof answered.detail === 'string'
+        ? answered.detail.toWellFormed().replaceAll('\u0000', '\ufffd')
+        : null,
   });
 }

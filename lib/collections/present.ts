@@ -15,7 +15,7 @@ export function presentMember(config: Config, member: MemberRow) {
     position: member.position,
     added_at: member.added_at,
     short_code: member.short_code,
-    transfer_title: member.transfer_title,
+    transfer_title: member.transfer_title || null,
     status: member.status,
     encryption_mode: member.encryption_mode,
     password_protected: member.password_hash !== null,

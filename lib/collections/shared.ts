@@ -65,7 +65,7 @@ export function presentSharedItem({ transfer, access, files }: DownloadableTrans
   return {
     id: transfer.id,
     access,
-    transfer_title: transfer.password_hash === null ? transfer.transfer_title : null,
+    transfer_title: transfer.password_hash === null ? transfer.transfer_title || null : null,
     encryption_mode: transfer.encryption_mode,
     password_required: transfer.password_hash !== null,
     expires_at: transfer.expires_at,

@@ -20,7 +20,8 @@ export async function createPublishableKey(
     const queries = createIntakeQueries(tx);
     const intake = await queries.find(tenantOf(caller), intakeId, true);
     if (!intake) throw new DomainError('not_found', 'No such intake.');
-    return issuePublishableKey(services, queries, intake, input.label ?? null);
+    // An empty label is no label (the route takes "" as a form field left blank).
+    return issuePublishableKey(services, queries, intake, input.label || null);
   });
   return presentPublishableKey(services, row);
 }

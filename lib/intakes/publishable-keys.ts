@@ -23,7 +23,8 @@ export function presentPublishableKey(services: Services, row: PublishableKeyRow
     id: row.id,
     object: 'publishable_key' as const,
     intake_id: row.intake_id,
-    label: row.label,
+    // Keys created with "" before it was stored as no label: shown as none too.
+    label: row.label || null,
     key,
     key_prefix: row.key_prefix,
     page_url: intakePageLink(services.config, row.intake_id, key),

@@ -173,7 +173,10 @@ export function presentUser(row: ScimUserRow, baseUrl: string): ScimResource {
     division: row.division,
     department: row.department,
     manager:
-      row.manager_id === null ? null : { value: row.manager_id, $ref: `${baseUrl}/v1/scim/Users/${row.manager_id}` },
+      // The manager's id is the identity provider's string, any characters: encoded, the $ref stays a URI.
+      row.manager_id === null
+        ? null
+        : { value: row.manager_id, $ref: `${baseUrl}/v1/scim/Users/${encodeURIComponent(row.manager_id)}` },
   });
   return compact({
     schemas: Object.keys(enterprise).length > 0 ? [SCHEMA.user, SCHEMA.enterprise] : [SCHEMA.user],

@@ -55,7 +55,8 @@ export async function createTransfer(services: Services, caller: Caller, input: 
       ...tenant,
       userId: caller.userId,
       shortCode: randomBase62(10),
-      title: input.transfer_title ?? null,
+      // An empty title is no title (the response publishes a title as non-empty or null).
+      title: input.transfer_title || null,
       encryptionMode: mode,
       expiresAt,
       uploadDeadline,

@@ -63,7 +63,8 @@ export function presentTransfer(
     id: transfer.id,
     object: 'transfer' as const,
     short_code: transfer.short_code,
-    transfer_title: transfer.transfer_title,
+    // Transfers created with "" before it was stored as no title: shown as none too.
+    transfer_title: transfer.transfer_title || null,
     status: transfer.status,
     status_reason: transfer.status_reason,
     encryption_mode: transfer.encryption_mode,

@@ -105,7 +105,7 @@ export function presentShared(
   return {
     object: 'shared_transfer' as const,
     short_code: code,
-    transfer_title: open ? transfer.transfer_title : null,
+    transfer_title: open ? transfer.transfer_title || null : null,
     status: transfer.status,
     available: blocked === null,
     blocked_reason: blocked,

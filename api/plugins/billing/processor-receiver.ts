@@ -23,7 +23,17 @@ export const processorReceiverRoute = defineRoute<NoInput, NoInput, Buffer>({
       valise: {
         rateLimited: false,
         sdk: { excluded: "the payment processor's webhook receiver: its client is the processor" },
-        openapi: { rawJsonBody: processorDelivery, errors: [400, 413, 415] },
+        openapi: {
+          rawJsonBody: processorDelivery,
+          errors: [400, 413, 415],
+          requestHeaders: {
+            'Stripe-Signature': {
+              required: true,
+              description: '`t=<unix seconds>,v1=<hex HMAC-SHA256>` (several `v1` during a secret rotation).',
+              schema: { type: 'string' },
+            },
+          },
+        },
       },
     },
     response: { schema: receipt },

@@ -13,7 +13,7 @@ export const accessDownloadLinkRoute = defineRoute({
       'Needs `download` or `upload` access: `view` is 403 `forbidden`. The link is valid 300 s, streams the decrypted ' +
       'file with Range support, and is checked again (and logged as `downloaded`) when it is used.',
     tags: ['api', 'coffres'],
-    plugins: { valise: { openapi: { errors: [403, 410] } } },
+    plugins: { valise: { openapi: { errors: [403, 409, 410] } } },
     validate: { params: invitationItemParams },
     response: { schema: downloadLinkSchema },
   },

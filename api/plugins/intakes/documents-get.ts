@@ -15,7 +15,8 @@ export const documentsGetRoute = defineRoute({
       'private key (SDK, or `valise intake get`). 403 for a sandbox key asking for a live intake; 410 once the ' +
       'document was deleted. The spec names this route\u2019s scope `intake_read`: it and `intake:read` both work.',
     tags: ['api', 'intakes'],
-    plugins: { valise: { scope: 'intake:read' } },
+    // A deleted document (its retention ended, or its owner deleted it): 410 `not_found`.
+    plugins: { valise: { scope: 'intake:read', openapi: { errors: [410] } } },
     validate: { params: documentParams },
     response: { schema: intakeDocument },
   },

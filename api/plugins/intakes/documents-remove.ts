@@ -12,7 +12,12 @@ export const documentsRemoveRoute = defineRoute({
     notes: 'As retention would: its keys are destroyed at once, its blobs removed, and its route answers 410 after.',
     tags: ['api', 'intakes'],
     plugins: {
-      valise: { scope: 'intake:write', audit: { action: 'intake.document_delete', resourceType: 'intake_document' } },
+      valise: {
+        scope: 'intake:write',
+        audit: { action: 'intake.document_delete', resourceType: 'intake_document' },
+        // A document deleted already: 410 `not_found`.
+        openapi: { errors: [410] },
+      },
     },
     validate: { params: documentParams },
     response: { schema: deletedDocument },

@@ -21,6 +21,8 @@ export const submitRoute = defineRoute({
       '`Content-Range`, `HEAD` for the offset). Rate-limited per client address.',
     tags: ['api', 'intakes'],
     auth: 'publishable-key',
+    // A closed or expired intake: 410 `not_found`.
+    plugins: { valise: { openapi: { errors: [410] } } },
     validate: {
       params: intakeParams,
       payload: Joi.object<StartSubmissionInput>({

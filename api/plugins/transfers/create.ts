@@ -32,10 +32,14 @@ export const createRoute = defineRoute({
           .required(),
         expires_in_hours: Joi.number().positive().max(1_000_000),
         max_downloads: Joi.number().integer().min(1).max(1_000_000),
-        password: text.max(SHARE_PASSWORD_RULE.maxLength).custom((value: string, helpers) => {
-          const problem = sharePasswordProblem(value);
-          return problem ? helpers.message({ custom: `\`password\` ${problem}` }) : value;
-        }),
+        // min() publishes the floor in the OpenAPI document (minLength); the rule itself counts NFC characters.
+        password: text
+          .min(SHARE_PASSWORD_RULE.minLength)
+          .max(SHARE_PASSWORD_RULE.maxLength)
+          .custom((value: string, helpers) => {
+            const problem = sharePasswordProblem(value);
+            return problem ? helpers.message({ custom: `\`password\` ${problem}` }) : value;
+          }),
         recipient: Joi.string().email({ tlds: false }).max(320),
         recipients: Joi.array()
           .items(Joi.string().trim().email({ tlds: false }).max(254))
