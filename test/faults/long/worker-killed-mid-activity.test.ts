@@ -164,3 +164,44 @@ test.serial('a worker killed inside a GDPR export: the export completes once, wh
   t.is(completed.filter((row) => (row.data.export as { id: string }).id === exportId).length, 1, 'completed once');
   t.log('checked: the export completed once after the kill');
 });
+
+test.serial('a worker killed inside the sandbox purge: the sandbox is purged whole, live untouched', async (t) => {
+  const { api, ws, temporal, replaceWorker } = await scenario(t, 'Sandbox purge killed');
+  const bytes = content(2048);
+  const made: Record<'live' | 'sandbox', string[]> = { live: [], sandbox: [] };
+  for (const environment of ['live', 'sandbox'] as const) {
+    for (let i = 0; i < 3; i++) {
+      const created = await createTransfer(api, ws.keys[environment], {
+        files: [{ name: `p${i}.bin`, size: bytes.length }],
+      });
+      await put(created.upload_urls[0]?.url ?? '', bytes);
+      await waitForTransfer(api, ws.keys[environment], created.transfer.id, (tr) => tr.status === 'active');
+      made[environment].push(created.transfer.id);
+    }
+  }
+  // The purge of everything older than now waits on one of the sandbox's transfers, locked.
+  const unlock = await lockRow(api.services.db, 'transfers', made.sandbox[1] ?? '');
+  const workflowId = `fault-purge-${randomUUID()}`;
+  const run = await temporal.workflow.start('purgeSandbox', {
+    taskQueue: api.services.config.temporal.taskQueue,
+    workflowId,
+    args: [{ maxAgeHours: 0 }],
+  });
+  await activityStarted(temporal, workflowId, ['purgeEnvironment']);
+  await replaceWorker();
+  t.log(`injected: the worker killed (SIGKILL) inside purgeEnvironment of ${workflowId}`);
+  await unlock();
+
+  const result = (await run.result()) as { rows: number; objects: number };
+  t.true(result.rows > 0 && result.objects > 0, JSON.stringify(result));
+  const count = async (environment: 'live' | 'sandbox') =>
+    Number(
+      await api.services.db.oneFirst(
+        sql.unsafe`SELECT count(*)::int FROM transfers WHERE workspace_id = ${ws.workspace_id} AND environment = ${environment}`,
+      ),
+    );
+  t.is(await count('sandbox'), 0, 'every sandbox transfer purged');
+  t.is(await count('live'), made.live.length, 'live untouched');
+  for (const id of made.live) t.is((await api.call('GET', `/v1/transfers/${id}`, { key: ws.keys.live })).status, 200);
+  t.log(`checked: the purge completed after the kill (${result.rows} rows, ${result.objects} objects); live intact`);
+});
