@@ -9,7 +9,13 @@ export type ResolvedUpload = UploadTarget & { expiresAt: Date };
 
 /** The file an upload URL names, from its owning family: 404 for a bad token, 410 once expired. */
 export async function resolveUpload(services: Services, token: string): Promise<ResolvedUpload> {
-  const { expiresAt, ...address } = readUploadToken(services.keys.links, token);
+  return resolveAddress(services, readUploadToken(services.keys.links, token));
+}
+
+async function resolveAddress(
+  services: Services,
+  { expiresAt, ...address }: ReturnType<typeof readUploadToken>,
+): Promise<ResolvedUpload> {
   const uploads = FAMILIES.find((family) => family.uploads?.kind === address.kind)?.uploads;
   if (!uploads) throw new DomainError('not_found', 'No such upload URL.');
   return { ...(await uploads.target(services, address)), expiresAt };
@@ -20,8 +26,9 @@ export async function resolveUpload(services: Services, token: string): Promise<
  * storing them are committed (or failed), so its offset is what a client can resume from.
  */
 export async function resolveStoredUpload(services: Services, token: string): Promise<ResolvedUpload> {
-  await services.uploadSessions.settled(readUploadToken(services.keys.links, token).file);
-  return resolveUpload(services, token);
+  const address = readUploadToken(services.keys.links, token);
+  await services.uploadSessions.settled(address.file);
+  return resolveAddress(services, address);
 }
 
 /**
@@ -34,6 +41,7 @@ export async function resolveTusUpload(
   services: Services,
   token: string,
 ): Promise<ResolvedUpload & { ahead: number | undefined }> {
-  const ahead = services.uploadSessions.offset(readUploadToken(services.keys.links, token).file);
-  return { ...(await resolveUpload(services, token)), ahead };
+  const address = readUploadToken(services.keys.links, token);
+  const ahead = services.uploadSessions.offset(address.file);
+  return { ...(await resolveAddress(services, address)), ahead };
 }

@@ -1,9 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import test from 'ava';
 import { connectTemporal } from '../../lib/temporal.ts';
-import { eventually, startApi } from '../helpers/api.ts';
+import { eventually } from '../helpers/api.ts';
 import { findClamd, startClamd } from '../helpers/clamd.ts';
-import { kill, startWorker } from '../helpers/processes.ts';
+import { startApiAndWorker } from '../helpers/processes.ts';
 import { content, createTransfer, fetchBytes, links, put, waitForTransfer } from '../helpers/transfers.ts';
 
 // clamd down (issue #26): an API and a worker scanning with a clamd of the test's own, which is
@@ -19,11 +19,7 @@ test('clamd down: scans wait and retry, visibly, and let nothing through; once i
   if (!binary) throw new Error('clamd is not installed: run scripts/setup.sh');
   let clamd = await startClamd(binary);
   const { port } = clamd;
-  const env = { CLAMD_PORT: String(port), TEMPORAL_TASK_QUEUE: `fault-${randomUUID()}` };
-  const api = await startApi(env);
-  t.teardown(() => api.close());
-  const worker = startWorker(env);
-  t.teardown(() => kill(worker));
+  const api = await startApiAndWorker(t, { CLAMD_PORT: String(port) });
   t.teardown(() => clamd.stop());
   const ws = await api.workspace('clamd down');
   const key = ws.keys.live;

@@ -1,8 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import test from 'ava';
-import { startApi } from '../helpers/api.ts';
 import { startPrivateMinio } from '../helpers/private-services.ts';
-import { kill, startWorker } from '../helpers/processes.ts';
+import { startApiAndWorker } from '../helpers/processes.ts';
 import { content, fetchBytes, links, put, waitForTransfer } from '../helpers/transfers.ts';
 
 // MinIO's disk nearly full (issue #26): a MinIO of the test's own on a 160 MiB RAM filesystem.
@@ -14,11 +13,7 @@ test('MinIO out of disk: an upload that does not fit fails cleanly and shows not
   if (process.getuid?.() !== 0) throw new Error('this scenario mounts a RAM filesystem: run it as root');
   const minio = await startPrivateMinio({ diskMiB: 160 });
   t.teardown(() => minio.remove());
-  const env = { ...minio.env, TEMPORAL_TASK_QUEUE: `fault-${randomUUID()}` };
-  const api = await startApi(env);
-  t.teardown(() => api.close());
-  const worker = startWorker(env);
-  t.teardown(() => kill(worker));
+  const api = await startApiAndWorker(t, minio.env);
   const ws = await api.workspace('MinIO disk full');
   const key = ws.keys.live;
   const create = async (name: string, size: number) => {

@@ -1,9 +1,8 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { ExecutionContext } from 'ava';
-import { startApi } from '../helpers/api.ts';
 import { startPrivateMinio } from '../helpers/private-services.ts';
-import { kill, startWorker } from '../helpers/processes.ts';
+import { startApiAndWorker } from '../helpers/processes.ts';
 import { content, fetchBytes, links, put, waitForTransfer } from '../helpers/transfers.ts';
 
 // MinIO stopped during an upload (issue #26): an API and a worker on a MinIO of the scenario's own;
@@ -61,11 +60,7 @@ function streamingPut(url: string, bytes: Buffer, pauseAt: number, midway: () =>
 export async function minioStoppedDuringUpload(t: ExecutionContext, size: number) {
   const minio = await startPrivateMinio();
   t.teardown(() => minio.remove());
-  const env = { ...minio.env, TEMPORAL_TASK_QUEUE: `fault-${randomUUID()}` };
-  const api = await startApi(env);
-  t.teardown(() => api.close());
-  const worker = startWorker(env);
-  t.teardown(() => kill(worker));
+  const api = await startApiAndWorker(t, minio.env);
   const ws = await api.workspace('MinIO stopped');
   const bytes = content(size);
   const created = await api.call('POST', '/v1/transfers', {

@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import test from 'ava';
 import { connectTemporal } from '../../lib/temporal.ts';
-import { eventually, startApi } from '../helpers/api.ts';
+import { eventually } from '../helpers/api.ts';
 import { uniqueAddress } from '../helpers/mail.ts';
 import { startPrivateMaildev } from '../helpers/private-services.ts';
-import { kill, startWorker } from '../helpers/processes.ts';
+import { startApiAndWorker } from '../helpers/processes.ts';
 import { content, createTransfer, put, waitForTransfer } from '../helpers/transfers.ts';
 
 // SMTP down (issue #26): the worker mails through an SMTP server of the test's own (maildev), which
@@ -15,11 +14,7 @@ import { content, createTransfer, put, waitForTransfer } from '../helpers/transf
 test('SMTP down: the transfer becomes active all the same, and its mail is retried and arrives once SMTP is back', async (t) => {
   const smtp = await startPrivateMaildev();
   t.teardown(() => smtp.remove());
-  const env = { ...smtp.env, TEMPORAL_TASK_QUEUE: `fault-${randomUUID()}` };
-  const api = await startApi(env);
-  t.teardown(() => api.close());
-  const worker = startWorker(env);
-  t.teardown(() => kill(worker));
+  const api = await startApiAndWorker(t, smtp.env);
   const ws = await api.workspace('SMTP down');
 
   await smtp.stop();

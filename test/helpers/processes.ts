@@ -1,6 +1,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { ExecutionContext } from 'ava';
+import { startApi } from './api.ts';
 
 // The real processes fault tests stop and start: a worker (workers/main.ts,
 // with its dispatcher) and the profile's Temporal server.
@@ -28,4 +31,17 @@ export async function restartTemporal(): Promise<void> {
   await promisify(execFile)('bash', ['scripts/stack.sh', 'restart', process.env.VALISE_PROFILE ?? 'dev', 'temporal'], {
     cwd: ROOT,
   });
+}
+
+/**
+ * A fault scenario's in-process API and worker, on `env` and a task queue of their own (nothing of
+ * the other tests' reaches them), both stopped when the test ends.
+ */
+export async function startApiAndWorker(t: ExecutionContext, env: Record<string, string>) {
+  const own = { TEMPORAL_TASK_QUEUE: `fault-${randomUUID()}`, ...env };
+  const api = await startApi(own);
+  t.teardown(() => api.close());
+  const worker = startWorker(own);
+  t.teardown(() => kill(worker));
+  return api;
 }
