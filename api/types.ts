@@ -1,6 +1,6 @@
 import type { Request } from '@hapi/hapi';
 import type Joi from 'joi';
-import type { RecordOwner } from '../lib/db/queries/idempotency.ts';
+import type { Claim, RecordOwner } from '../lib/db/queries/idempotency.ts';
 import type { Submitter } from '../lib/intakes/publishable-keys.ts';
 import type { McpCaller } from '../lib/mcp/tokens.ts';
 import type { ScimCaller } from '../lib/scim/tokens.ts';
@@ -130,7 +130,10 @@ declare module '@hapi/hapi' {
   interface RequestApplicationState {
     requestId: string;
     rate?: RateState;
-    idempotency?: { key: string; replayed: boolean; owner: RecordOwner };
+    /** The request's Idempotency-Key: replayed, or claimed (`claim`, held until `settle`d). */
+    idempotency?:
+      | { key: string; replayed: true; owner: RecordOwner }
+      | { key: string; replayed: false; owner: RecordOwner; claim: Claim; stopRenewing: () => void };
   }
 }
 

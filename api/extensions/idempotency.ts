@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import { deriveKey, hmacSha256, seal, unseal } from '../../lib/crypto/secrets.ts';
-import { createIdempotencyQueries, type RecordOwner } from '../../lib/db/queries/idempotency.ts';
+import { type Claim, createIdempotencyQueries, type RecordOwner } from '../../lib/db/queries/idempotency.ts';
 import { DomainError } from '../../lib/errors.ts';
 import type { Services } from '../../lib/services.ts';
 import { headerOf } from '../types.ts';
@@ -20,10 +21,18 @@ import { headerOf } from '../types.ts';
 // as associated data: moved onto another record, it does not open. The request
 // fingerprint is an HMAC, so a low-entropy value in a body (a transfer
 // password) cannot be tested against it offline.
+//
+// A claim lasts while its request lives: the request renews its lock every few seconds, and a
+// claim whose lock ran out (its process died, or the database went away just as the claim
+// committed, so the request never learnt it held the key) is taken over by the next request with
+// the same body, instead of keeping the key `in_progress` for 24 hours (migration 0041).
 
 const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
 const WAIT_STEP_MS = 25;
 const WAIT_LIMIT_MS = 30_000;
+/** How long a claim holds its key unless renewed: well within WAIT_LIMIT_MS, so a waiting twin takes over an abandoned one. */
+const CLAIM_LOCK_MS = 20_000;
+const CLAIM_RENEW_MS = 5_000;
 
 export async function onPreHandler(request: Request, h: ResponseToolkit): Promise<Lifecycle.ReturnValue> {
   const header = headerOf(request, 'idempotency-key');
@@ -38,18 +47,24 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
   const { services } = request.server.app;
   const records = createIdempotencyQueries(services.db);
   const fingerprint = fingerprintOf(request, keysOf(services).fingerprint);
-  if (await records.claim(owner, header, fingerprint)) {
-    request.app.idempotency = { key: header, replayed: false, owner };
-    return h.continue;
-  }
+  const claim: Claim = { id: randomUUID(), lockMs: CLAIM_LOCK_MS };
+  const claimed = async (attempt: () => Promise<boolean>) => {
+    try {
+      if (!(await attempt())) return false;
+    } catch (error) {
+      // The claim may have committed all the same: released once the database answers again.
+      await untilWritten(request, () => records.release(owner, header, claim));
+      throw error;
+    }
+    hold(request, owner, header, claim);
+    return true;
+  };
+  if (await claimed(() => records.claim(owner, header, fingerprint, claim))) return h.continue;
   for (let waited = 0; waited <= WAIT_LIMIT_MS; waited += WAIT_STEP_MS) {
-    const record = await records.find(owner, header);
+    const record = await records.find(owner, header, CLAIM_LOCK_MS);
     if (!record) {
       // The first request failed on our side and released the key: run this one.
-      if (await records.claim(owner, header, fingerprint)) {
-        request.app.idempotency = { key: header, replayed: false, owner };
-        return h.continue;
-      }
+      if (await claimed(() => records.claim(owner, header, fingerprint, claim))) return h.continue;
       continue;
     }
     if (!record.bound) {
@@ -89,6 +104,10 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
         .header('X-Service-Idempotent-Replay', 'true')
         .takeover();
     }
+    // The request that claimed the key is gone without settling it: this one runs in its place.
+    if (record.abandoned && (await claimed(() => records.takeOver(owner, header, fingerprint, claim)))) {
+      return h.continue;
+    }
     await delay(WAIT_STEP_MS);
   }
   throw new DomainError('idempotency_conflict', 'A request with this Idempotency-Key is still in progress.', {
@@ -96,19 +115,35 @@ export async function onPreHandler(request: Request, h: ResponseToolkit): Promis
   });
 }
 
+/** Holds a claimed key for the request: its lock is renewed until the request settles it or ends. */
+function hold(request: Request, owner: RecordOwner, key: string, claim: Claim) {
+  const records = createIdempotencyQueries(request.server.app.services.db);
+  const renewal = setInterval(() => {
+    records.renew(owner, key, claim).then(
+      (held) => held || stopRenewing(),
+      () => undefined, // the database is away: the next beat tries again
+    );
+  }, CLAIM_RENEW_MS).unref();
+  const stopRenewing = () => clearInterval(renewal);
+  // A client that hangs up before the answer: onPreResponse may never run for it.
+  request.raw.res.once('close', stopRenewing);
+  request.app.idempotency = { key, replayed: false, owner, claim, stopRenewing };
+}
+
 /** Stores the response of a successful request that claimed a key, or frees the key after a failure. */
 export async function completeIdempotency(request: Request, status: number, body: unknown): Promise<void> {
   const state = request.app.idempotency;
   if (!state || state.replayed) return;
-  const { owner } = state;
+  state.stopRenewing();
+  const { owner, claim } = state;
   const { services } = request.server.app;
   const records = createIdempotencyQueries(services.db);
   // Failed requests changed nothing (domain writes are transactional), so the
   // key is freed: the client can fix the request, add an mfa_code, and resend.
-  if (status >= 400) await untilWritten(request, () => records.release(owner, state.key));
+  if (status >= 400) await untilWritten(request, () => records.release(owner, state.key, claim));
   else {
     const sealed = seal(keysOf(services).seal, JSON.stringify(body ?? null), identity(owner, state.key, status));
-    await untilWritten(request, () => records.complete(owner, state.key, status, sealed));
+    await untilWritten(request, () => records.complete(owner, state.key, claim, status, sealed));
   }
 }
 
