@@ -10,6 +10,7 @@ import { createCoffreQueries, type ItemRow } from '../lib/db/queries/coffres.ts'
 import { createEventQueries } from '../lib/db/queries/events.ts';
 import { createLeftoverObjectQueries } from '../lib/db/queries/leftover-objects.ts';
 import { coffreView, itemView } from '../lib/events/coffre-events.ts';
+import type { Semaphore } from '../lib/in-parallel.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { coffreInvitationMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
@@ -23,6 +24,8 @@ export type CoffreActivityDeps = {
   objects: ObjectStore;
   keyring: Keyring;
   scanner: Scanner;
+  /** Absent: scans are not queued for clamd (tests with a clamd of their own). */
+  scanSlots?: Semaphore;
   mailer: Mailer;
 };
 
@@ -211,9 +214,11 @@ export function createCoffreActivities(deps: CoffreActivityDeps) {
           fileIds: [itemId],
           uploadedFileIds: plan.uploaded ? [itemId] : [],
           uploadDeadline: plan.uploadDeadline,
+          uploadRecheckMs: deps.config.transfers.uploads.recheckMs,
           scanned: true,
         };
       },
+      uploadedFileIds: async (itemId: string) => ((await legacy.loadItemPlan(itemId)).uploaded ? [itemId] : []),
       receive: async (itemId: string) => ({ kept: await legacy.receiveItem(itemId), retentionUntil: null }),
       // Members see a new item in the vault and its access log: no one is mailed.
       notifyReceived: async (_itemId: string) => {},

@@ -15,7 +15,7 @@ import { createWebhookActivities } from './webhooks.ts';
 
 export type ActivityResources = Pick<
   WorkerResources,
-  'config' | 'db' | 'objects' | 'keyring' | 'scanner' | 'mailer' | 'sealKey'
+  'config' | 'db' | 'objects' | 'keyring' | 'scanner' | 'scanSlots' | 'mailer' | 'sealKey'
 >;
 
 /** Each family's activities, by family. */

@@ -6,6 +6,7 @@ import { createEventQueries } from '../lib/db/queries/events.ts';
 import { createIntakeQueries, type IntakeDocumentRow, type IntakeRow } from '../lib/db/queries/intakes.ts';
 import { createLeftoverObjectQueries } from '../lib/db/queries/leftover-objects.ts';
 import { requestView, submissionView } from '../lib/events/intake-events.ts';
+import type { Semaphore } from '../lib/in-parallel.ts';
 import { intakeDocumentObjects } from '../lib/intakes/family.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { intakeReceivedMail } from '../lib/mail/templates.ts';
@@ -20,6 +21,8 @@ export type IntakeActivityDeps = {
   objects: ObjectStore;
   keyring: Keyring;
   scanner: Scanner;
+  /** Absent: scans are not queued for clamd (tests with a clamd of their own). */
+  scanSlots?: Semaphore;
   mailer: Mailer;
 };
 
@@ -212,9 +215,12 @@ export function createIntakeActivities(deps: IntakeActivityDeps) {
           fileIds: plan.fileIds,
           uploadedFileIds: plan.uploadedFileIds,
           uploadDeadline: plan.uploadDeadline,
+          uploadRecheckMs: deps.config.transfers.uploads.recheckMs,
           scanned: plan.mode === 'server',
         };
       },
+      uploadedFileIds: async (documentId: string) =>
+        (await intakes.files([documentId])).filter((file) => file.upload_state === 'uploaded').map((file) => file.id),
       receive: async (documentId: string) => ({
         kept: true,
         retentionUntil: await legacy.receiveDocument(documentId),

@@ -30,6 +30,11 @@ export type FilePlan = {
   fileIds: string[];
   uploadedFileIds: string[];
   uploadDeadline: string;
+  /**
+   * How often the stored uploads are re-read while they are awaited, in case a signal was lost.
+   * Absent from plans recorded before the re-reads, and from those of the replaced workflow types.
+   */
+  uploadRecheckMs?: number;
   /** Server-mode content, scanned file by file once received; end-to-end content cannot be. */
   scanned: boolean;
 };
@@ -49,6 +54,8 @@ export type FileReceipt = {
 export type FileActivities = {
   /** Retryable while the creating transaction may not have committed yet. */
   plan(ownerId: string): Promise<FilePlan>;
+  /** The files stored whole: re-read while they are awaited, in case the API's signal was lost. */
+  uploadedFileIds(ownerId: string): Promise<string[]>;
   /** Every file is stored: records it (the family's event), starts retention. */
   receive(ownerId: string): Promise<FileReceipt>;
   /** Tells whom the family tells of a receipt; best effort, and may do nothing. */

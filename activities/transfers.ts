@@ -10,6 +10,7 @@ import { createTransferQueries, type TransferRow } from '../lib/db/queries/trans
 import { createWorkspaceQueries } from '../lib/db/queries/workspaces.ts';
 import type { EventData, EventType } from '../lib/events/catalog.ts';
 import { transferEventView } from '../lib/events/views.ts';
+import type { Semaphore } from '../lib/in-parallel.ts';
 import type { Mailer } from '../lib/mail/mailer.ts';
 import { approvalDecisionMail, approvalRequestMail, scanFailedMail, shareLinkMail } from '../lib/mail/templates.ts';
 import type { Scanner } from '../lib/scan/clamd.ts';
@@ -18,7 +19,8 @@ import { transferObjects } from '../lib/transfers/family.ts';
 import { transferPhase } from '../lib/transfers/phase.ts';
 import { scanWarning, shareUrl } from '../lib/transfers/present.ts';
 import type { ScanStatus, TransferStatus } from '../lib/vocabulary.ts';
-import { failureOf, removeBlob, scanAndRecord } from './stored-files.ts';
+import { onceCommitted } from './first-look.ts';
+import { failureOf, removeBlobs, scanAndRecord } from './stored-files.ts';
 
 export type TransferActivityDeps = {
   config: Config;
@@ -26,6 +28,8 @@ export type TransferActivityDeps = {
   objects: ObjectStore;
   keyring: Keyring;
   scanner: Scanner;
+  /** Absent: scans are not queued for clamd (tests with a clamd of their own). */
+  scanSlots?: Semaphore;
   mailer: Mailer;
 };
 
@@ -85,16 +89,18 @@ export function createTransferActivities(deps: TransferActivityDeps) {
   }
 
   async function destroyContent(transferId: string) {
-    for (const file of await transfers.files(transferId)) await removeBlob(objects, file);
+    // In requests of 1,000 keys: one call per file took over the activity's minute for a transfer of
+    // 10,000 files (TRANSFER_MAX_FILES may be raised), and each retry started again from the first.
+    await removeBlobs(objects, await transfers.files(transferId));
     // Done: the sweeper (lib/storage/sweeper.ts) need not come back for them.
     await createLeftoverObjectQueries(db).markDeleted(transferObjects, transferId);
   }
 
   return {
     async loadTransferPlan(transferId: string) {
-      // The workflow is started inside the transaction that creates the transfer,
-      // so its first look may come before the commit: not found yet is retryable.
-      const transfer = await transfers.findById(transferId);
+      // The workflow is started just before the transaction that creates the transfer,
+      // so its first look may come before the commit: waited for, then retried.
+      const transfer = await onceCommitted(() => transfers.findById(transferId));
       if (!transfer) throw ApplicationFailure.retryable(`transfer ${transferId} is not visible yet`, 'NotVisibleYet');
       const files = await transfers.files(transferId);
       return {
@@ -106,9 +112,17 @@ export function createTransferActivities(deps: TransferActivityDeps) {
         approvalStatus: transfer.approval_status,
         // How often a transfer waiting for a decision looks at it again, in case a signal was lost.
         approvalRecheckMs: deps.config.transfers.approvalRecheckMs,
+        // How often a transfer waiting for its uploads re-reads them, in case a signal was lost.
+        uploadRecheckMs: deps.config.transfers.uploads.recheckMs,
         recipient: transfer.recipient,
         scansInParallel: deps.config.clamd.scansPerTransfer,
       };
+    },
+
+    /** The files stored whole: what the workflow re-reads while it waits, in case a signal was lost. */
+    async uploadedFileIds(transferId: string): Promise<string[]> {
+      const files = await transfers.files(transferId);
+      return files.filter((f) => f.upload_state === 'uploaded').map((f) => f.id);
     },
 
     /** The persisted approval decision: the workflow's signal only says when to look. */

@@ -7,6 +7,7 @@ import { type Keyring, parseKeyring } from './crypto/key-wrap.ts';
 import { deriveKey } from './crypto/secrets.ts';
 import { createDatabasePool } from './db/pool.ts';
 import { temporalFamilyWorkflows } from './family-workflows.ts';
+import { Semaphore } from './in-parallel.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { createScanner, type Scanner } from './scan/clamd.ts';
@@ -111,6 +112,8 @@ export type WorkerResources = {
   objects: ObjectStore;
   keyring: Keyring;
   scanner: Scanner;
+  /** The worker's turns at clamd, shared by every scan it runs. */
+  scanSlots: Semaphore;
   mailer: Mailer;
   sealKey: Buffer;
   /** After the worker has drained and the dispatcher has stopped: closes every connection. */
@@ -145,6 +148,13 @@ export async function openWorkerResources(
     objects: createObjectStore(config.s3),
     keyring: parseKeyring(config.masterKeys.spec, config.masterKeys.currentId),
     scanner: createScanner(config.clamd),
+    // clamd scans each INSTREAM on one thread (MaxThreads, 10 by default) and leaves the
+    // connections it has no thread for unread. A worker that streamed every scan Temporal handed it
+    // at once (twenty 256 MiB uploads, bench/concurrent.ts, on two loaded cores) had every stream go
+    // silent for CLAMD_TIMEOUT_MS, fail as clamd unavailable and start over from the first byte:
+    // after 9 minutes and 46 failed attempts not one of the twenty was scanned. So a worker streams
+    // at most CLAMD_MAX_STREAMS files at once; the others wait their turn before they open anything.
+    scanSlots: new Semaphore(config.clamd.maxStreams),
     mailer,
     sealKey: deriveKey(config.secret, 'seal'),
     close: async () => {

@@ -149,6 +149,10 @@ const schema = z
     SMTP_USER: z.string().optional(),
     SMTP_PASSWORD: z.string().optional(),
     CLAMD_TIMEOUT_MS: positive.default(60_000),
+    // clamd is silent while it scans, after the last byte: up to its MaxScanTime (2 min), after a wait for a thread.
+    CLAMD_VERDICT_TIMEOUT_MS: positive.default(600_000),
+    // Files one worker streams to clamd at once (the scanSlots semaphore, lib/composition.ts): at most clamd's MaxThreads (10).
+    CLAMD_MAX_STREAMS: positive.max(1024).default(4),
     // clamd scans one stream on one thread: files of a transfer scanned side by side use more cores.
     SCANS_PER_TRANSFER: positive.max(16).default(2),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: z.stringbool().default(false),
@@ -168,6 +172,7 @@ const schema = z
     RATE_LIMIT_PUBLIC: positive.default(120),
     RATE_LIMIT_AUTH_FAILURES: positive.default(30),
     MAX_JSON_BODY_BYTES: positive.default(1024 * 1024),
+    REQUEST_HEADERS_TIMEOUT: duration.prefault('60s'),
     MFA_FAILURES_PER_15_MIN: positive.default(5),
     API_KEY_ROTATION_GRACE_HOURS: z.coerce.number().positive().max(168).default(24),
     MASTER_KEYS: z.string().optional(),
@@ -202,6 +207,9 @@ const schema = z
     UPLOAD_IDLE_TIMEOUT: duration.prefault('60s'),
     UPLOAD_REQUEST_TIMEOUT: duration.prefault('6h'),
     UPLOAD_LEASE: duration.prefault('2m'),
+    // A transfer, intake document or vault item waiting for its uploads re-reads which are stored
+    // this often, in case the API's signal was lost (Temporal unreachable as the last byte landed).
+    UPLOAD_RECHECK: duration.prefault('5m'),
     UPLOAD_PARTS_STORING: z.coerce.number().int().min(0).max(16).default(2),
     // Uploads received at once, per API process: per client address, per holder of upload URLs
     // (a transfer, a vault, an intake's publishable key), in all. Each holds a part buffer.
@@ -323,6 +331,8 @@ function toConfig(env: z.infer<typeof schema>) {
       /** Which hops of X-Forwarded-For are believed (api/client-ip.ts); neither set means none. */
       proxies: { hops: env.TRUST_PROXY_HOPS, addresses: env.TRUSTED_PROXIES },
       maxJsonBodyBytes: env.MAX_JSON_BODY_BYTES,
+      /** Longest a request's head may take to arrive, however steadily it trickles (api/server.ts). */
+      headersTimeoutMs: env.REQUEST_HEADERS_TIMEOUT,
     },
     database: { url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE },
     redis: { url: env.REDIS_URL, prefix: env.REDIS_PREFIX },
@@ -364,6 +374,8 @@ function toConfig(env: z.infer<typeof schema>) {
       host: env.CLAMD_HOST,
       port: env.CLAMD_PORT,
       timeoutMs: env.CLAMD_TIMEOUT_MS,
+      verdictTimeoutMs: env.CLAMD_VERDICT_TIMEOUT_MS,
+      maxStreams: env.CLAMD_MAX_STREAMS,
       scansPerTransfer: env.SCANS_PER_TRANSFER,
     },
     smtp: {
@@ -419,6 +431,7 @@ function toConfig(env: z.infer<typeof schema>) {
         idleMs: env.UPLOAD_IDLE_TIMEOUT,
         requestMs: env.UPLOAD_REQUEST_TIMEOUT,
         leaseMs: env.UPLOAD_LEASE,
+        recheckMs: env.UPLOAD_RECHECK,
         partsStoring: env.UPLOAD_PARTS_STORING,
         maxParts: env.UPLOAD_MAX_PARTS,
         partBufferMax: env.UPLOAD_PART_BUFFER_MAX,

@@ -14,7 +14,8 @@ cd "$ROOT"
 BIN="$ROOT/.cache/bin"
 BUILD_LOGS="$ROOT/.cache/logs"
 TEMPORAL_PKG=github.com/temporalio/cli/cmd/temporal
-TEMPORAL_VERSION=v1.5.1 # v1.9.x cannot be go-installed (its go.mod replaces ./cliext)
+# The dev server's versions are pinned in a module of ours: its go.mod says why.
+TEMPORAL_CLI_MODULE="$ROOT/scripts/temporal-cli"
 MINIO_PKG=github.com/minio/minio
 # MinIO's release tags are not semver; this pseudo-version pins the commit.
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
@@ -47,6 +48,14 @@ install_node_modules() {
 # Version that go install stamped into a binary ("" if it is missing).
 built_version() { go version -m "$1" 2>/dev/null | awk '$1 == "mod" { print $3 }'; }
 
+# What a binary built in TEMPORAL_CLI_MODULE must be built from (the CLI's and SQLite's
+# versions in its go.mod), and what a binary was built from ("" if it is missing).
+pinned_in_module() { awk '$1 == "github.com/temporalio/cli" || $1 == "modernc.org/sqlite" { print $2 }' "$1/go.mod" | xargs; }
+built_with() {
+  go version -m "$1" 2>/dev/null |
+    awk '($1 == "mod" || $1 == "dep") && ($2 == "github.com/temporalio/cli" || $2 == "modernc.org/sqlite") { print $3 }' | xargs
+}
+
 # built <version> <binary...>: all of them are there, at that version.
 built() {
   local version=$1 binary
@@ -58,17 +67,24 @@ built() {
 # into .cache/bin, or <folder>, each binary named after its package's last
 # element. The Go proxy sometimes stalls with no answer, and an identical retry
 # then succeeds in seconds, so each attempt is bounded. A retry reuses what the
-# previous one downloaded and compiled.
+# previous one downloaded and compiled. With GO_MODULE=<folder of a go.mod>, the
+# package is built with that module's requirements, and <version> is what
+# built_with reads off the binary.
 go_build() {
   local name=$1 version=$3 gobin=${4:-$BIN} attempt status start=$SECONDS
   local logfile="$BUILD_LOGS/setup-$name.log" pkgs=("$2" "${@:5}") pkg binaries=()
   for pkg in "${pkgs[@]}"; do binaries+=("$gobin/${pkg##*/}"); done
-  built "$version" "${binaries[@]}" && return 0
+  if [ -n "${GO_MODULE:-}" ]; then
+    [ "$(built_with "${binaries[0]}")" = "$version" ] && return 0
+  else
+    built "$version" "${binaries[@]}" && return 0
+    pkgs=("${pkgs[@]/%/@$version}")
+  fi
   mkdir -p "$gobin"
   for attempt in 1 2 3; do
     log "setup: building $name $version (attempt $attempt/3, log ${logfile#"$ROOT"/})"
     status=0
-    GOBIN="$gobin" timeout --kill-after=30 "$GO_BUILD_TIMEOUT" go install "${pkgs[@]/%/@$version}" >>"$logfile" 2>&1 || status=$?
+    (cd "${GO_MODULE:-.}" && GOBIN="$gobin" timeout --kill-after=30 "$GO_BUILD_TIMEOUT" go install "${pkgs[@]}") >>"$logfile" 2>&1 || status=$?
     if [ "$status" -eq 0 ]; then
       log "setup: $name built in $((SECONDS - start)) s"
       return 0
@@ -135,7 +151,7 @@ install_node
 install_node_modules
 command -v go >/dev/null || die "go is not installed (needed once to build temporal and minio)"
 # The builds are independent: overlap them, and apt with them.
-go_build temporal "$TEMPORAL_PKG" "$TEMPORAL_VERSION" &
+GO_MODULE="$TEMPORAL_CLI_MODULE" go_build temporal "$TEMPORAL_PKG" "$(pinned_in_module "$TEMPORAL_CLI_MODULE")" &
 temporal_job=$!
 go_build minio "$MINIO_PKG" "$MINIO_VERSION" &
 minio_job=$!

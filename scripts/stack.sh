@@ -245,6 +245,8 @@ StreamMaxLength $CLAMD_MAX_FILE_BYTES
 AlertExceedsMax yes
 MaxFileSize $CLAMD_MAX_FILE_BYTES
 MaxScanSize 4095M
+# One scan's time (default 2 min, which a busy clamd reached on 1 GiB; Valise retries it): below CLAMD_VERDICT_TIMEOUT_MS.
+MaxScanTime 300000
 EOF
   spawn clamd "$CLAMD" --config-file="$DATA/clamd.conf"
 }

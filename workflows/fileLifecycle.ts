@@ -1,9 +1,16 @@
-import { ActivityFailure, condition, defineSignal, type SignalDefinition, setHandler } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  condition,
+  defineSignal,
+  patched,
+  type SignalDefinition,
+  setHandler,
+} from '@temporalio/workflow';
 import type { FileActivities, FilePlan, FileReceipt } from '../activities/lifecycles.ts';
 import { familyActivities } from './family-activities.ts';
 import type { LifecycleFamily } from './ids.ts';
 import { FIRST_LOOK_RETRY, MAIL_RETRY, SCAN_RETRY, STORAGE_RETRY } from './retry-policies.ts';
-import { bestEffort, msUntil } from './waiting.ts';
+import { bestEffort, msUntil, RECHECK_UPLOADS } from './waiting.ts';
 
 /** One file of the owner is stored (its id). */
 export const storedFileUploadedSignal = defineSignal<[string]>('storedFileUploaded');
@@ -36,6 +43,7 @@ export async function fileLifecycle(input: FileLifecycleInput): Promise<string> 
   const mail = familyActivities<FileActivities>(family, { startToCloseTimeout: '1 minute', retry: MAIL_RETRY });
   return followStoredFiles({
     plan: () => firstLook.plan(ownerId),
+    uploadedFileIds: () => storage.uploadedFileIds(ownerId),
     receive: () => storage.receive(ownerId),
     notifyReceived: () => mail.notifyReceived(ownerId),
     beginScan: () => storage.beginScan(ownerId),
@@ -52,6 +60,8 @@ export async function fileLifecycle(input: FileLifecycleInput): Promise<string> 
 /** What `followStoredFiles` does through the family, and the signals it listens to. */
 export type StoredFilesSteps = {
   plan(): Promise<FilePlan>;
+  /** Absent in the wrappers replaying the workflow types `fileLifecycle` replaced: they never re-read. */
+  uploadedFileIds?(): Promise<string[]>;
   receive(): Promise<FileReceipt>;
   notifyReceived(): Promise<void>;
   beginScan(): Promise<void>;
@@ -89,7 +99,7 @@ export async function followStoredFiles(steps: StoredFilesSteps): Promise<string
   }
 
   const allUploaded = () => plan.fileIds.every((id) => uploaded.has(id));
-  const inTime = await condition(() => allUploaded() || deleted, msUntil(Date.parse(plan.uploadDeadline)));
+  const inTime = await awaitUploads();
   if (deleted) return purge('deleted');
   if (!inTime) {
     await steps.destroy();
@@ -124,6 +134,26 @@ export async function followStoredFiles(steps: StoredFilesSteps): Promise<string
   await condition(() => deleted, msUntil(Date.parse(receipt.retentionUntil)));
   if (!deleted) await steps.destroy();
   return purge(deleted ? 'deleted' : 'retention_ended');
+
+  /**
+   * Waits for every upload, or the owner's deletion; false if the deadline passes first. A file
+   * stored whole while Temporal was unreachable has no signal: the stored uploads are re-read every
+   * `uploadRecheckMs` and at the deadline, so such a file is never taken for one that did not come.
+   */
+  async function awaitUploads(): Promise<boolean> {
+    const deadline = Date.parse(plan.uploadDeadline);
+    const reread = steps.uploadedFileIds;
+    // Histories written before the re-reads, and the replaced workflow types, wait as then.
+    const recheckMs = reread && patched(RECHECK_UPLOADS) ? plan.uploadRecheckMs : undefined;
+    for (;;) {
+      const wait = recheckMs === undefined ? msUntil(deadline) : Math.min(recheckMs, msUntil(deadline));
+      if (await condition(() => allUploaded() || deleted, wait)) return true;
+      if (!reread || recheckMs === undefined) return false;
+      for (const fileId of await reread()) uploaded.add(fileId);
+      if (allUploaded()) return true;
+      if (Date.now() >= deadline) return false;
+    }
+  }
 
   async function purge(how: string): Promise<string> {
     await steps.purge();

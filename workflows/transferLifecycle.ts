@@ -10,7 +10,7 @@ import {
 import type { createTransferActivities } from '../activities/transfers.ts';
 import type { ApprovalDecision } from '../lib/vocabulary.ts';
 import { FIRST_LOOK_RETRY, MAIL_RETRY, SCAN_RETRY, STORAGE_RETRY } from './retry-policies.ts';
-import { bestEffort, msUntil } from './waiting.ts';
+import { bestEffort, msUntil, RECHECK_UPLOADS } from './waiting.ts';
 
 type Activities = ReturnType<typeof createTransferActivities>;
 
@@ -148,15 +148,26 @@ export async function transferLifecycle(input: { transferId: string }): Promise<
       }
     };
     return {
-      /** Waits for every upload (false if the deadline passes first), scanning what lands meanwhile. */
+      /**
+       * Waits for every upload (false if the deadline passes first), scanning what lands meanwhile.
+       * A file stored whole while Temporal was unreachable has no signal: the stored uploads are
+       * re-read every `uploadRecheckMs` and at the deadline, so such a file is never taken for
+       * one that did not come (test/faults/temporal-restart-transfer.test.ts).
+       */
       async awaitUploads(): Promise<boolean> {
         const deadline = Date.parse(plan.uploadDeadline);
+        // Histories written before the re-reads, and plans read before the setting, wait as then.
+        const recheckMs: number | undefined = patched(RECHECK_UPLOADS) ? plan.uploadRecheckMs : undefined;
         for (;;) {
           // Once all are in, the rest start after beginScan: the transfer says `scanning` first.
           if (allUploaded() || revoked) return true;
           startWhatCan();
-          const woken = await condition(() => allUploaded() || revoked || canStart(), msUntil(deadline));
-          if (!woken) return false;
+          const wait = recheckMs === undefined ? msUntil(deadline) : Math.min(recheckMs, msUntil(deadline));
+          const woken = await condition(() => allUploaded() || revoked || canStart(), wait);
+          if (woken) continue;
+          if (recheckMs === undefined) return false;
+          for (const fileId of await storage.uploadedFileIds(transferId)) uploaded.add(fileId);
+          if (!allUploaded() && Date.now() >= deadline) return false;
         }
       },
       /** Scans the files not started yet and waits for every scan. */

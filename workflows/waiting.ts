@@ -3,6 +3,12 @@ import { ActivityFailure, log } from '@temporalio/workflow';
 // What the lifecycle workflows share about waiting: for a deadline, and for
 // mail that may never go out.
 
+/**
+ * The patch id (Temporal's `patched`) of re-reading the stored uploads while they are awaited:
+ * histories written before it waited for the signals alone.
+ */
+export const RECHECK_UPLOADS = 'recheck-uploads';
+
 /** Milliseconds from now until `at` (epoch ms), for `condition()`. */
 export function msUntil(at: number): number {
   // condition() treats a timeout of 0 as "no timeout": never pass it.

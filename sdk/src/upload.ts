@@ -42,7 +42,14 @@ export async function uploadFile(http: HttpClient, target: UploadTarget, source:
   for (let attempt = 0; ; attempt++) {
     try {
       const offset = askOffset ? await storedOffset(http, target.url, options.signal) : 0;
-      if (offset === target.size && askOffset) return;
+      if (offset === target.size && askOffset) {
+        // Stored whole already, by a request whose answer did not come back as a success: the one
+        // that finished it may not have told the transfer (Temporal unreachable: its 503). A PUT of
+        // nothing does (the server tells again on any PUT of a finished upload); without it, the
+        // transfer would wait for its upload deadline and then end as if the file never came.
+        await putRange(http, target, new Uint8Array(0), offset, offset, options.signal);
+        return;
+      }
       await putFrom(http, target, source, offset, (sent) => options.onBytes(sent, offset, attempt), options.signal);
       return;
     } catch (error) {

@@ -1,11 +1,23 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
 import { freePort } from './ports.ts';
 
 // A PostgreSQL or a Redis of a fault test's own, on a free loopback port, that the test stops and
@@ -268,5 +280,81 @@ export async function startPrivateMaildev(): Promise<
       const response = await fetch(`http://127.0.0.1:${web}/api/email?to.address=${encodeURIComponent(address)}`);
       return (await response.json()) as Array<{ subject: string }>;
     },
+  };
+}
+
+/** Whether Temporal at `address` answers for the namespace `default`. */
+async function namespaceAnswers(address: string): Promise<boolean> {
+  const connection = await Connection.connect({ address, connectTimeout: 2_000 }).catch(() => null);
+  if (!connection) return false;
+  try {
+    await connection.workflowService.describeNamespace({ namespace: 'default' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * A Temporal of its own: the stack's dev server (.cache/bin/temporal, scripts/stack.sh) on a SQLite
+ * file of its own, with the namespace `default` and Valise's search attributes. `env` points an API
+ * or a worker at it. `stop()` is SIGTERM, as scripts/stack.sh stops it; `start()` serves the same
+ * file again, so the workflows it held go on.
+ */
+export async function startPrivateTemporal(): Promise<PrivateService & { env: Record<string, string> }> {
+  const data = mkdtempSync(join(tmpdir(), 'valise-fault-temporal-'));
+  const port = await freePort();
+  const env = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, TEMPORAL_NAMESPACE: 'default' };
+  const log = join(data, 'temporal.log');
+  const { start, stop } = serverProcess(
+    () => {
+      // Its output goes to a file of its own, read when it does not come up.
+      const output = openSync(log, 'a');
+      const server = spawn(
+        join(ROOT, '.cache/bin/temporal'),
+        [
+          ...['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port)],
+          ...['--db-filename', join(data, 'temporal.db'), '--namespace', 'default', '--log-level', 'warn'],
+          ...['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'],
+          ...['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'],
+        ],
+        { cwd: data, env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' }, stdio: ['ignore', output, output] },
+      );
+      closeSync(output);
+      return server;
+    },
+    async () => {
+      await until(() => listening(port), 'temporal', 90_000).catch((error: Error) => {
+        throw new Error(`${error.message}; its log ends:\n${readFileSync(log, 'utf8').slice(-2000)}`);
+      });
+      // Listening comes before serving: ready once the namespace answers through the frontend.
+      await until(() => namespaceAnswers(env.TEMPORAL_ADDRESS), 'temporal namespace', 90_000);
+    },
+    'SIGTERM',
+  );
+  const remove = async () => {
+    await stop();
+    rmSync(data, { recursive: true, force: true });
+  };
+  try {
+    await start();
+    await run('sh', ['scripts/node.sh', 'scripts/temporal-search-attributes.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+    });
+  } catch (error) {
+    // Not handed to the test, which could not remove it: nothing of it is left running or on disk.
+    await remove();
+    throw error;
+  }
+  return {
+    url: env.TEMPORAL_ADDRESS,
+    port,
+    env,
+    stop,
+    start,
+    remove,
   };
 }

@@ -10,12 +10,24 @@ import { startApi } from './api.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-export function startWorker(env: Record<string, string>): ChildProcess {
-  return spawn('sh', ['scripts/node.sh', 'workers/main.ts'], {
+/** A worker process, with the last lines it wrote: what a scenario shows when the worker failed it. */
+export type WorkerProcess = ChildProcess & { lastOutput(): string };
+
+const KEPT_OUTPUT_BYTES = 16 * 1024;
+
+export function startWorker(env: Record<string, string>): WorkerProcess {
+  const child = spawn('sh', ['scripts/node.sh', 'workers/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'ignore'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let kept = '';
+  const keep = (chunk: Buffer) => {
+    kept = (kept + chunk.toString('utf8')).slice(-KEPT_OUTPUT_BYTES);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return Object.assign(child, { lastOutput: () => kept });
 }
 
 /** SIGKILL, no goodbye. `sh` execs node, so the child is the worker itself. */
@@ -33,15 +45,42 @@ export async function restartTemporal(): Promise<void> {
   });
 }
 
+/** The worker of a fault scenario: killed and started again by the scenario, on the same settings. */
+export type ScenarioWorker = {
+  /** SIGKILL (`kill`); a worker killed already stays so. */
+  kill(): Promise<void>;
+  /** A new worker process (after `kill`). */
+  start(): void;
+  /** `kill`, then `start`: the scenario's worker replaced, mid-task, by a fresh one. */
+  replace(): Promise<void>;
+  /** Whether the worker process runs (it was not killed, and did not exit on its own). */
+  running(): boolean;
+  /** The last lines the current worker process wrote. */
+  lastOutput(): string;
+};
+
 /**
  * A fault scenario's in-process API and worker, on `env` and a task queue of their own (nothing of
- * the other tests' reaches them), both stopped when the test ends.
+ * the other tests' reaches them), both stopped when the test ends. `worker` kills and replaces
+ * the worker.
  */
 export async function startApiAndWorker(t: ExecutionContext, env: Record<string, string>) {
   const own = { TEMPORAL_TASK_QUEUE: `fault-${randomUUID()}`, ...env };
   const api = await startApi(own);
   t.teardown(() => api.close());
-  const worker = startWorker(own);
-  t.teardown(() => kill(worker));
-  return api;
+  let current = startWorker(own);
+  t.teardown(() => kill(current));
+  const worker: ScenarioWorker = {
+    kill: () => kill(current),
+    start: () => {
+      current = startWorker(own);
+    },
+    replace: async () => {
+      await kill(current);
+      current = startWorker(own);
+    },
+    running: () => current.exitCode === null && current.signalCode === null,
+    lastOutput: () => current.lastOutput(),
+  };
+  return Object.assign(api, { worker });
 }

@@ -29,6 +29,10 @@ export type StubOptions = {
   approval?: Approval;
   recipient?: string | null;
   recheckMs?: number;
+  /** Files stored whole whose signal was lost: only the workflow's re-read of its uploads finds them. */
+  storedWithoutSignal?: string[];
+  /** How often the workflow re-reads its uploads while it waits (UPLOAD_RECHECK); an hour unless said. */
+  uploadRecheckMs?: number;
   scanOutcome?: 'active' | 'infected' | 'ended';
   /** Files scanned at once (SCANS_PER_TRANSFER); 2 unless said. */
   scansInParallel?: number;
@@ -92,9 +96,14 @@ export function stubTransfer(options: StubOptions = {}) {
         approvalRequired: options.approvalRequired ?? false,
         approvalStatus: options.approvalRequired ? state.approval : null,
         approvalRecheckMs: options.recheckMs ?? 3_600_000,
+        uploadRecheckMs: options.uploadRecheckMs ?? 3_600_000,
         recipient: options.recipient === undefined ? 'recipient@valise.test' : options.recipient,
         scansInParallel: options.scansInParallel ?? 2,
       };
+    },
+    uploadedFileIds: async () => {
+      record('uploadedFileIds');
+      return [...(options.uploaded ?? files), ...(options.storedWithoutSignal ?? [])];
     },
     approvalState: async () => {
       record(`approvalState:${state.approval}`);

@@ -22,6 +22,7 @@ const soon = (ms: number) => new Date(Date.now() + ms).toISOString();
 
 const STEPS = [
   'plan',
+  'uploadedFileIds',
   'receive',
   'notifyReceived',
   'beginScan',
@@ -45,9 +46,11 @@ function stubs(
       fileIds: ['f1', 'f2'],
       uploadedFileIds: [],
       uploadDeadline: soon(60_000),
+      uploadRecheckMs: 3_600_000,
       scanned: true,
       ...plan,
     }),
+    uploadedFileIds: async () => [],
     receive: async () => ({ kept: true, retentionUntil: soon(1_000) }),
     notifyReceived: async () => undefined,
     beginScan: async () => undefined,
@@ -141,12 +144,42 @@ test('a single-file owner kept until deleted: available after its scan, its blob
   t.false(calls.includes(`destroy:${itemId}`), 'deleted by its owner: the keys are gone already');
 });
 
+test('a file stored while its signal was lost is found by the re-read, and the owner received', async (t) => {
+  // Temporal was unreachable as f2's last byte landed: the API stored it but could not signal.
+  const calls: string[] = [];
+  const stored = ['f1'];
+  const activities = stubs('intakes', calls, { uploadRecheckMs: 400 }, { uploadedFileIds: async () => stored });
+  await withWorker(bundle, activities, async (client, taskQueue) => {
+    const handle = await run(client, taskQueue, 'intakes', 'doc_7');
+    await handle.signal(storedFileUploadedSignal, 'f1');
+    await untilCalled(calls, (seen) => seen.includes('uploadedFileIds:doc_7'), 'a re-read');
+    t.false(calls.includes('receive:doc_7'), 'not received while f2 is missing');
+    stored.push('f2');
+    t.is(await handle.result(), 'retention_ended');
+  });
+  t.is(calls.filter((call) => call === 'receive:doc_7').length, 1);
+});
+
+test('at the deadline the stored uploads are read once more: a file stored unsignalled is not taken for missing', async (t) => {
+  const calls: string[] = [];
+  const plan = { uploadDeadline: soon(800), fileIds: ['item_8'] };
+  const activities = stubs('coffres', calls, plan, { uploadedFileIds: async () => ['item_8'] });
+  await withWorker(bundle, activities, async (client, taskQueue) => {
+    t.is(await (await run(client, taskQueue, 'coffres', 'item_8')).result(), 'retention_ended');
+  });
+  t.deepEqual(calls.slice(0, 3), ['plan:item_8', 'uploadedFileIds:item_8', 'receive:item_8']);
+});
+
 test('files that miss the upload deadline are destroyed; infected ones are rejected and purged', async (t) => {
   const late: string[] = [];
   await withWorker(bundle, stubs('intakes', late, { uploadDeadline: soon(800) }), async (client, taskQueue) => {
     t.is(await (await run(client, taskQueue, 'intakes', 'doc_3')).result(), 'upload_incomplete');
   });
-  t.deepEqual(late, ['plan:doc_3', 'destroy:doc_3', 'purge:doc_3']);
+  t.deepEqual(
+    late,
+    ['plan:doc_3', 'uploadedFileIds:doc_3', 'destroy:doc_3', 'purge:doc_3'],
+    'looked once more at the deadline',
+  );
 
   const infected: string[] = [];
   const rejecting = { settleScan: async () => 'rejected' };

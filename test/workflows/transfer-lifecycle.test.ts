@@ -27,6 +27,7 @@ import { untilCalled } from '../helpers/workflows.ts';
 // | a file in while others still upload (scanned at once)          | O: "a file is scanned as soon as its upload is complete…"          |
 // | several files in (scanned side by side, within the bound)      | O: "files are scanned side by side…"                               |
 // | upload deadline passes with a file missing                     | O: "the upload deadline passes with a file missing…"               |
+// | a file stored with its fileUploaded lost (re-read of uploads)  | O: "a file stored whole with its signal lost…"                     |
 // | upload deadline passes, approval pending (no recheck yet)      | "the upload deadline passes while approval is pending…"            |
 // | revoked before the upload; fileUploaded after it (refused)     | O: "revoked before the upload…"                                    |
 // | revoked during the scan                                        | O: "revoked during the scan…"                                      |
@@ -125,7 +126,7 @@ for (const decision of ['approved', 'rejected'] as const) {
 test('the upload deadline passes while approval is pending: no recheck before activation, nobody mailed', async (t) => {
   const stub = stubTransfer({ approvalRequired: true, uploaded: [], uploadDeadlineInMs: 1_500, recheckMs: 100 });
   t.is(await runAlone(stub), 'upload_incomplete');
-  t.deepEqual(stub.state.calls, ['endTransfer:deleted:upload_incomplete']);
+  t.deepEqual(stub.state.calls, ['uploadedFileIds', 'endTransfer:deleted:upload_incomplete']);
 });
 
 // --- During the scan ---

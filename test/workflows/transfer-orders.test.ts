@@ -115,6 +115,18 @@ test('files are scanned side by side, never more at once than the plan says', as
   t.deepEqual(scansSorted(stub.state.calls), [...scanned(...files), 'notifyRecipient', 'endTransfer:deleted:revoked']);
 });
 
+test('a file stored whole with its signal lost: the re-read of the uploads finds it, the transfer is scanned and activated', async (t) => {
+  const stub = stubTransfer({ uploaded: [], storedWithoutSignal: ['file-1'], uploadRecheckMs: 300 });
+  await withWorker(stub.activities, async (client, taskQueue) => {
+    const handle = await start(client, taskQueue);
+    await stub.until('settleScan');
+    await revokeAndEnd(t, handle);
+  });
+  const { calls } = stub.state;
+  t.deepEqual(calls.slice(0, 4), ['uploadedFileIds', 'beginScan', 'scanFile:file-1', 'settleScan']);
+  t.true(stub.atOf('uploadedFileIds') < stub.deadlines.uploadDeadline, 'found long before the upload deadline');
+});
+
 test('the upload deadline passes with a file missing: deleted as upload_incomplete, never settled', async (t) => {
   const stub = stubTransfer({ files: ['file-1', 'file-2'], uploaded: [], uploadDeadlineInMs: 1_500 });
   await withWorker(stub.activities, async (client, taskQueue) => {
@@ -122,8 +134,9 @@ test('the upload deadline passes with a file missing: deleted as upload_incomple
     await handle.signal(fileUploadedSignal, 'file-1');
     t.is(await handle.result(), 'upload_incomplete');
   });
-  // The file that came in was scanned as it landed; the transfer never went to `scanning`.
-  t.deepEqual(stub.state.calls, ['scanFile:file-1', 'endTransfer:deleted:upload_incomplete']);
+  // The file that came in was scanned as it landed; at the deadline the stored uploads are read
+  // once more (a signal may have been lost); the transfer never went to `scanning`.
+  t.deepEqual(stub.state.calls, ['scanFile:file-1', 'uploadedFileIds', 'endTransfer:deleted:upload_incomplete']);
   t.true(
     stub.atOf('endTransfer:deleted:upload_incomplete') >= stub.deadlines.uploadDeadline,
     'not before the deadline',

@@ -440,18 +440,18 @@ export function createIntakeQueries(db: CommonQueryMethods) {
 
     /**
      * Deletes a document: its keys go in the same statement (the sealed data keys, the wrapped
-     * content key), so what is left in storage can no longer be opened. The row stays, `deleted`,
-     * so that its route answers 410.
+     * content key), so what is left in storage can no longer be opened, and a document is never
+     * `deleted` with its files' keys kept (by a crash between two statements). The row stays,
+     * `deleted`, so that its route answers 410. Again on a deleted document, it sheds any key left.
      */
     async destroyDocument(id: string): Promise<IntakeDocumentRow | null> {
-      const deleted = await db.maybeOne(sql.type(intakeDocumentRow)`
+      return db.maybeOne(sql.type(intakeDocumentRow)`
+        WITH shredded AS (
+          UPDATE intake_files SET data_key_wrapped = NULL, iv = NULL WHERE document_id = ${id})
         UPDATE intake_documents
         SET status = 'deleted', deleted_at = ms_now(), wrapped_symmetric_key = NULL, metadata = NULL
         WHERE id = ${id} AND status <> 'deleted'
         RETURNING ${documentColumns}`);
-      await db.query(sql.typeAlias('void')`
-        UPDATE intake_files SET data_key_wrapped = NULL, iv = NULL WHERE document_id = ${id}`);
-      return deleted;
     },
   };
 }

@@ -66,6 +66,7 @@ const fileColumns = sql.fragment`
   f.sha256, f.scan_status, f.scan_signature, f.uploaded_at, f.created_at`;
 
 export type NewTransfer = Tenant & {
+  id: string;
   userId: string;
   shortCode: string;
   title: string | null;
@@ -80,14 +81,14 @@ export type NewTransfer = Tenant & {
   allowedCountries: readonly string[] | null;
 };
 
+/** A file as its transfer is created: declared, without key material (made when its upload starts). */
 export type NewFile = {
+  id: string;
   position: number;
   name: string;
   size: number;
   mimeType: string;
   objectKey: string;
-  dataKeyWrapped: string | null;
-  noncePrefix: Buffer | null;
   encryptedSize: number;
 };
 
@@ -105,10 +106,10 @@ export function createTransferQueries(db: CommonQueryMethods) {
   return {
     async insert(transfer: NewTransfer): Promise<TransferRow> {
       return db.one(sql.type(transferRow)`
-        INSERT INTO transfers AS t (workspace_id, environment, user_id, short_code, transfer_title, status_reason,
+        INSERT INTO transfers AS t (id, workspace_id, environment, user_id, short_code, transfer_title, status_reason,
           encryption_mode, expires_at, upload_deadline, max_downloads, password_hash, recipient, approval_required,
           approval_status, allowed_countries)
-        VALUES (${transfer.workspaceId}, ${transfer.environment}, ${transfer.userId}, ${transfer.shortCode},
+        VALUES (${transfer.id}, ${transfer.workspaceId}, ${transfer.environment}, ${transfer.userId}, ${transfer.shortCode},
           ${transfer.title}, 'uploading', ${transfer.encryptionMode}, ${sql.timestamp(transfer.expiresAt)},
           ${sql.timestamp(transfer.uploadDeadline)}, ${transfer.maxDownloads}, ${transfer.passwordHash},
           ${transfer.recipient}, ${transfer.approvalRequired}, ${transfer.approvalRequired ? 'pending' : null},
@@ -116,13 +117,20 @@ export function createTransferQueries(db: CommonQueryMethods) {
         RETURNING ${transferColumns}`);
     },
 
-    async insertFile(transferId: string, file: NewFile, id: string): Promise<FileRow> {
-      return db.one(sql.type(fileRow)`
-        INSERT INTO transfer_files AS f (id, transfer_id, position, name, size, mime_type, object_key,
-          data_key_wrapped, nonce_prefix, encrypted_size)
-        VALUES (${id}, ${transferId}, ${file.position}, ${file.name}, ${file.size}, ${file.mimeType}, ${file.objectKey},
-          ${file.dataKeyWrapped}, ${file.noncePrefix ? sql.binary(file.noncePrefix) : null}, ${file.encryptedSize})
-        RETURNING ${fileColumns}`);
+    /**
+     * A new transfer's files, in one statement whatever their number (TRANSFER_MAX_FILES may be
+     * raised: one INSERT per file took 24 s for 10,000 files), answered in position order.
+     */
+    async insertFiles(transferId: string, files: readonly NewFile[]): Promise<readonly FileRow[]> {
+      const rows = files.map((f) => [f.id, f.position, f.name, f.size, f.mimeType, f.objectKey, f.encryptedSize]);
+      return db.any(sql.type(fileRow)`
+        WITH inserted AS (
+          INSERT INTO transfer_files AS f (id, transfer_id, position, name, size, mime_type, object_key, encrypted_size)
+          SELECT u.id, ${transferId}, u.position, u.name, u.size, u.mime_type, u.object_key, u.encrypted_size
+          FROM ${sql.unnest(rows, ['uuid', 'int4', 'text', 'int8', 'text', 'text', 'int8'])}
+            AS u(id, position, name, size, mime_type, object_key, encrypted_size)
+          RETURNING ${fileColumns})
+        SELECT * FROM inserted ORDER BY position`);
     },
 
     async find(tenant: Tenant, id: string): Promise<TransferRow | null> {

@@ -1,28 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
 import test, { type ExecutionContext } from 'ava';
 import type { DatabasePool } from 'slonik';
 import { createEventQueries } from '../../../lib/db/queries/events.ts';
 import { sql } from '../../../lib/db/sql.ts';
 import { connectTemporal } from '../../../lib/temporal.ts';
 import { gdprExportWorkflowId } from '../../../workflows/gdprExport.ts';
+import { intakeDocumentWorkflowId } from '../../../workflows/ids.ts';
 import { ruleRunWorkflowId } from '../../../workflows/runRule.ts';
 import { eventually, startApi, type TestApi } from '../../helpers/api.ts';
 import { kill, startWorker } from '../../helpers/processes.ts';
+import { storedUnder } from '../../helpers/storage.ts';
 import { content, createTransfer, put, waitForTransfer } from '../../helpers/transfers.ts';
+import { activityAttempts, activityStarted, runsOf } from '../../helpers/workflow-runs.ts';
 
 // The worker killed (SIGKILL) in the middle of an activity that writes (issue #26): a rule's
-// `extend_expiry` action and a GDPR export. To land the kill inside the activity, not
+// `extend_expiry` action, a GDPR export, the sandbox purge, an intake document's deletion at the
+// end of its retention. To land the kill inside the activity, not
 // before or after it, the test holds a lock on the row the activity writes (as a slow database
 // would): the activity starts, waits on the lock, and the worker is killed then. Temporal retries the
-// activity on a new worker once its start-to-close timeout has passed (a minute for a rule action,
-// five for an export: why these scenarios are `make test-faults` only). Checked: the work is done
+// activity on a new worker once its start-to-close timeout has passed (a minute for a rule action
+// or a document's deletion, five for an export: why these scenarios are `make test-faults` only). Checked: the work is done
 // once, neither lost nor doubled.
 
-const STARTED = 2; // PENDING_ACTIVITY_STATE_STARTED
-
 /** Holds `FOR UPDATE` on one row until released; resolves once the lock is held. */
-async function lockRow(db: DatabasePool, table: 'transfers' | 'gdpr_exports', id: string) {
+async function lockRow(db: DatabasePool, table: 'transfers' | 'gdpr_exports' | 'intake_documents', id: string) {
   let release: () => void = () => {};
   const released = new Promise<void>((resolve) => {
     release = resolve;
@@ -43,17 +44,6 @@ async function lockRow(db: DatabasePool, table: 'transfers' | 'gdpr_exports', id
     release();
     await transaction;
   };
-}
-
-/** Once `workflowId` runs one of `activities` on a worker (started, not just scheduled): its name. */
-async function activityStarted(temporal: Client, workflowId: string, activities: readonly string[]) {
-  return eventually(async () => {
-    const { raw } = await temporal.workflow.getHandle(workflowId).describe();
-    const pending = (raw.pendingActivities ?? []).find(
-      (candidate) => activities.includes(candidate.activityType?.name ?? '') && Number(candidate.state) === STARTED,
-    );
-    return pending?.activityType?.name ?? undefined;
-  }, 60_000);
 }
 
 async function scenario(t: ExecutionContext, name: string) {
@@ -205,3 +195,92 @@ test.serial('a worker killed inside the sandbox purge: the sandbox is purged who
   for (const id of made.live) t.is((await api.call('GET', `/v1/transfers/${id}`, { key: ws.keys.live })).status, 200);
   t.log(`checked: the purge completed after the kill (${result.rows} rows, ${result.objects} objects); live intact`);
 });
+
+test.serial(
+  "a worker killed inside an intake document's deletion at the end of its retention: deleted once, whole",
+  async (t) => {
+    const { api, ws, temporal, replaceWorker } = await scenario(t, 'Intake retention killed');
+    const key = ws.keys.live;
+    // Server mode (scanned), kept 30 seconds once received.
+    const intake = await api.call('POST', '/v1/intakes', {
+      key,
+      body: { title: 'Retention', retention_hours: 30 / 3600 },
+    });
+    t.is(intake.status, 201, intake.text);
+    const intakeId: string = intake.body.id;
+    const bytes = content(64 * 1024);
+    const submitted = await api.call('POST', `/v1/intakes/${intakeId}/submissions`, {
+      key: intake.body.publishable_key.key,
+      body: { files: [{ name: 'passport.pdf', size: bytes.length, mime_type: 'application/pdf' }] },
+    });
+    t.is(submitted.status, 201, submitted.text);
+    const documentId: string = submitted.body.document.id;
+    t.is((await put(submitted.body.upload_urls[0].url, bytes)).status, 200);
+    const documentPath = `/v1/intakes/${intakeId}/documents/${documentId}`;
+    const available = await eventually(async () => {
+      const document = await api.call('GET', documentPath, { key });
+      return document.body.status === 'available' ? document.body : undefined;
+    }, 60_000);
+    t.truthy(available.retention_until);
+    const prefix = `live/${ws.workspace_id}/intakes/${intakeId}/${documentId}/`;
+    t.is((await storedUnder(api, prefix)).objects.length, 1);
+    const audited = () =>
+      api.services.db.oneFirst(sql.unsafe`SELECT count(*)::int FROM audit_log WHERE workspace_id = ${ws.workspace_id}`);
+    const auditedBefore = await audited();
+
+    // The deletion at the end of retention writes the document's row: locked, it waits there.
+    const unlock = await lockRow(api.services.db, 'intake_documents', documentId);
+    const workflowId = intakeDocumentWorkflowId(documentId);
+    await activityStarted(temporal, workflowId, ['intakes.destroy'], 90_000);
+    await replaceWorker();
+    t.log(`injected: the worker killed (SIGKILL) inside intakes.destroy of ${workflowId}, as retention ended`);
+    await unlock();
+
+    // The killed worker's statement may still commit once the lock is gone (PostgreSQL notices its
+    // client left only then): whatever it did, a document is never deleted with its files' keys kept.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const halfway = (await api.services.db.one(sql.unsafe`
+    SELECT d.status, d.wrapped_symmetric_key IS NULL AS content_key_gone,
+      bool_and(f.data_key_wrapped IS NULL) AS file_keys_gone
+    FROM intake_documents d JOIN intake_files f ON f.document_id = d.id
+    WHERE d.id = ${documentId} GROUP BY d.id`)) as { status: string; file_keys_gone: boolean };
+    if (halfway.status === 'deleted')
+      t.true(halfway.file_keys_gone, `deleted with its keys kept: ${JSON.stringify(halfway)}`);
+    t.log(
+      halfway.status === 'deleted'
+        ? "the killed worker's statement committed once the lock was gone: the document deleted with its keys"
+        : "the killed worker's statement did not commit: the document waits for the retry",
+    );
+
+    const result = await temporal.workflow.getHandle(workflowId).result();
+    t.is(result, 'retention_ended');
+    const attempts = await activityAttempts(temporal, workflowId, 'intakes.destroy');
+    t.is(attempts.length, 1, 'one deletion, finished');
+    t.true((attempts[0] ?? 0) >= 2, `the deletion was retried after the kill (attempt ${attempts[0]})`);
+    t.deepEqual(
+      (await runsOf(temporal, workflowId)).map((run) => run.status),
+      ['COMPLETED'],
+    );
+
+    const gone = await api.call('GET', documentPath, { key });
+    t.is(gone.status, 410, gone.text);
+    const row = await api.services.db.one(sql.unsafe`
+    SELECT d.status, d.deleted_at IS NOT NULL AS deleted_at, d.wrapped_symmetric_key IS NULL AS content_key_gone,
+      bool_and(f.data_key_wrapped IS NULL) AS file_keys_gone, count(f.*)::int AS files
+    FROM intake_documents d JOIN intake_files f ON f.document_id = d.id
+    WHERE d.id = ${documentId} GROUP BY d.id`);
+    t.deepEqual(row, { status: 'deleted', deleted_at: true, content_key_gone: true, file_keys_gone: true, files: 1 });
+    t.deepEqual(await storedUnder(api, prefix), { objects: [], uploads: [] }, 'its blob removed from MinIO');
+    const tenant = { workspaceId: ws.workspace_id, environment: 'live' as const };
+    for (const type of ['request.submitted', 'request.submission_received']) {
+      const recorded = (await createEventQueries(api.services.db).listByType(tenant, type)).filter(
+        (event) => (event.data.submission as { id: string }).id === documentId,
+      );
+      t.is(recorded.length, 1, `${type} once`);
+    }
+    t.is(await audited(), auditedBefore, 'no audit entry added by the deletion or its retry');
+    t.log(
+      `checked: retention_ended after deletion attempt ${attempts[0]}; one completed run; 410; deleted, its keys gone; its object gone; request.submitted and request.submission_received once; the audit log unchanged`,
+    );
+  },
+);
