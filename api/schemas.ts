@@ -5,13 +5,24 @@ import { SCHEMA as SCIM_SCHEMA } from '../lib/scim/resources.ts';
 // Schemas shared by several routes. Route-specific ones live beside their route.
 
 /**
+ * JSON can carry half of a surrogate pair alone (`"\ud800"`), which is no character and has no UTF-8
+ * form: PostgreSQL would be sent U+FFFD in its place, and a name would be stored other than it was
+ * sent. Refused, as the other characters no name may hold (docs/conventions.md, "Names and titles").
+ */
+function wellFormed(value: string, helpers: Joi.CustomHelpers) {
+  return value.isWellFormed() ? value : helpers.error('string.wellFormed');
+}
+const WELL_FORMED_MESSAGE = { 'string.wellFormed': '{{#label}} must be valid Unicode (no unpaired surrogate)' };
+
+/**
  * Free text from clients. PostgreSQL cannot store NUL in text, so it is
  * refused here, at the edge, rather than failing deep in a query.
  */
 export const text = Joi.string()
   // biome-ignore lint/suspicious/noControlCharactersInRegex: matching NUL is the point.
   .pattern(/\u0000/, { invert: true, name: 'no NUL characters' })
-  .messages({ 'string.pattern.invert.name': '{{#label}} must not contain NUL characters' });
+  .custom(wellFormed)
+  .messages({ 'string.pattern.invert.name': '{{#label}} must not contain NUL characters', ...WELL_FORMED_MESSAGE });
 
 /**
  * What no name or title may hold (docs/conventions.md, "Names and titles"): C0 and C1 controls and DEL
@@ -31,8 +42,10 @@ export const titleText = Joi.string()
   .normalize('NFC')
   .trim()
   .pattern(new RegExp(`^[^${UNSAFE_IN_NAMES}]*$`), { name: 'title' })
+  .custom(wellFormed)
   .messages({
     'string.pattern.name': '{{#label}} must not contain control characters or bidirectional formatting characters',
+    ...WELL_FORMED_MESSAGE,
   });
 
 /**

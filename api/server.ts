@@ -98,8 +98,17 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
   ]);
   // Uploads and downloads of large files outlast Node's default 5-minute request timeout: their
   // routes bound themselves (idle and request timeouts, docs/transfers.md). JSON routes are
-  // still bounded by hapi's payload timeout, and request heads by Node's headersTimeout (60 s).
+  // still bounded by hapi's payload timeout, and request heads by headersTimeout.
   server.listener.requestTimeout = 0;
+  // A client trickling its request head (slow-loris) is answered 408 and cut once it has taken
+  // REQUEST_HEADERS_TIMEOUT. Node checks that every connectionsCheckingInterval (30 s by default,
+  // which let a head run half again as long): a quarter of the timeout keeps the overrun small.
+  // Both are read when the server starts listening.
+  // (@types/node has the interval as a createServer option only; Node reads the instance's property.)
+  Object.assign(server.listener, {
+    headersTimeout: config.api.headersTimeoutMs,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(100, config.api.headersTimeoutMs / 4)),
+  });
   answerClientErrors(server, config.api.docsBaseUrl);
   await server.initialize();
   return server;

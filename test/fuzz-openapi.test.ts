@@ -182,6 +182,12 @@ test.before(async () => {
     // Webhooks aim at a local receiver: test pings and retries are answered at once.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   });
+  // fetch reuses a connection until a second before the server's advertised keep-alive timeout
+  // (Node's 5 s); building a route's arbitraries can block this process for longer than that
+  // second on loaded cores, and the next request then goes out on a socket the server has just
+  // closed as idle: ECONNRESET, "fetch failed", the server never having read it (seen in a
+  // `make test` run). A longer idle timeout leaves that race to connections idle for a minute.
+  api.server.listener.keepAliveTimeout = 65_000;
   const seen = new Map<string, Seen>();
   const waiting = new Map<string, (seen: Seen | undefined) => void>();
   const serverErrors = new Map<string, string>();

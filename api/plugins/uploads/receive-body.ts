@@ -1,8 +1,9 @@
-import type { Readable } from 'node:stream';
-import { finished } from 'node:stream/promises';
+import { type Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { DomainError } from '../../../lib/errors.ts';
 import { type Chunk, type ReceiveOptions, receiveUpload } from '../../../lib/uploads/receive.ts';
 import type { ResolvedUpload } from '../../../lib/uploads/resolve.ts';
+import { StallGuard } from '../../../lib/uploads/stall-guard.ts';
 import type { UploadRefusal } from '../../../lib/uploads/upload-gate.ts';
 import { clientIp } from '../../client-ip.ts';
 import { type AnyRequest, headerOf } from '../../types.ts';
@@ -56,6 +57,12 @@ export async function receiveBody(
   // The slot is held while the body is read into part buffers, and given back once they are let go.
   const slot = takeUploadSlot(request, target.holder);
   return receiveUpload(services, target, body, chunk, request.info.received, options)
+    .then((result) => {
+      // Answered before its body was all read (a file already uploaded takes nothing and says so
+      // at once): what is still coming is dropped, within the same timeouts.
+      if (!request.raw.req.complete) void dropBody(request, body);
+      return result;
+    })
     .catch((error: unknown) => {
       // A body given up before it was all received (a stalled or trickling client) leaves the
       // connection unusable; hapi takes it for the client's abort, answers nothing and would
@@ -80,10 +87,23 @@ export async function checkedBeforeTheBody<T>(
     return await check();
   } catch (error) {
     const length = Number(headerOf(request, 'content-length') ?? Number.NaN);
-    if (length > 0 && length <= READ_BEFORE_REFUSING) {
-      body.resume();
-      await finished(body).catch(() => undefined);
-    }
+    if (length > 0 && length <= READ_BEFORE_REFUSING) await dropBody(request, body);
     throw error;
   }
+}
+
+/**
+ * Reads a body only to drop it, held to the upload timeouts as a stored body is: a client that
+ * trickles it, or stops sending, has its connection closed after UPLOAD_IDLE_TIMEOUT (or
+ * UPLOAD_REQUEST_TIMEOUT) instead of keeping it, unanswered, for as long as it likes.
+ */
+async function dropBody(request: AnyRequest, body: Readable): Promise<void> {
+  const { idleMs, requestMs } = request.server.app.services.config.transfers.uploads;
+  const guard = new StallGuard({ idleMs, requestMs, deadline: request.info.received + requestMs });
+  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+  // Taken now: a request destroyed by the pipeline may no longer hold it.
+  const { socket } = request.raw.req;
+  await pipeline(body, guard, sink).catch(() => {
+    if (!request.raw.req.complete) socket.destroy();
+  });
 }
