@@ -75,15 +75,20 @@ export function uploadOffset(file: StoredFile): number {
 }
 
 /**
- * Whether a request is sending the file now (it holds the lease), so that a PUT is refused with
- * 409. A client that was refused may not have seen the 409: the server answers it before reading
- * the body and closes the connection, which a client still sending sees as a broken pipe. This
- * tells it to wait for the lease rather than count a failed attempt.
+ * The file as stored now, and whether a request is sending it (it holds the lease), so that a PUT
+ * is refused with 409. A client that was refused may not have seen the 409: the server answers it
+ * before reading the body and closes the connection, which a client still sending sees as a broken
+ * pipe. This tells it to wait for the lease rather than count a failed attempt. Both come from one
+ * read: the offset answered is the one the lease state goes with.
  */
-export async function uploadInProgressNow(services: Services, target: UploadTarget): Promise<boolean> {
-  if (target.file.upload_state === 'uploaded') return false;
+export async function uploadStateNow(
+  services: Services,
+  target: UploadTarget,
+): Promise<{ file: StoredFile; inProgress: boolean }> {
   const { leaseMs } = services.config.transfers.uploads;
-  return createUploadQueries(services.db, target.table, leaseMs).leaseHeld(target.file.id);
+  const now = await createUploadQueries(services.db, target.table, leaseMs).fileAndLease(target.file.id);
+  const file = now?.file ?? target.file;
+  return { file, inProgress: file.upload_state !== 'uploaded' && now?.leaseHeld === true };
 }
 
 /**

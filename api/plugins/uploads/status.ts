@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { partSize } from '../../../lib/uploads/parts.ts';
-import { uploadInProgressNow, uploadOffset } from '../../../lib/uploads/receive.ts';
+import { uploadOffset, uploadStateNow } from '../../../lib/uploads/receive.ts';
 import { resolveStoredUpload } from '../../../lib/uploads/resolve.ts';
 import { defineRoute } from '../../route.ts';
 import { uploadStatus, uploadToken } from './schemas.ts';
@@ -56,10 +56,10 @@ export const statusRoute = defineRoute({
     checkTusRequest(request, false);
     const { services } = request.server.app;
     const target = await resolveStoredUpload(services, request.params.token);
-    const { file, present } = target;
+    const { file, inProgress } = await uploadStateNow(services, target);
+    const { present } = target;
     const offset = uploadOffset(file);
     const partBytes = partSize(file.size, services.config.transfers.uploads.maxParts);
-    const inProgress = await uploadInProgressNow(services, target);
     const response = h.response({
       ...present(file),
       upload_offset: offset,

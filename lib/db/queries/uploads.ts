@@ -18,12 +18,19 @@ export function createUploadQueries(db: CommonQueryMethods, table: FileTable, le
       return db.maybeOne(sql.type(storedFileRow)`SELECT ${storedFileColumns} FROM ${files} WHERE id = ${fileId}`);
     },
 
-    /** Whether a live request holds the file's lease now, so that a PUT would be refused. */
-    async leaseHeld(fileId: string): Promise<boolean> {
-      const held = await db.maybeOneFirst(sql.type(z.object({ held: z.boolean() }))`
-        SELECT upload_lease_until IS NOT NULL AND upload_lease_until >= ms_now() AS held FROM ${files}
-        WHERE id = ${fileId}`);
-      return held === true;
+    /**
+     * The file as stored now, and whether a live request holds its lease (a PUT would be refused),
+     * read together: a request that commits its last part and frees the lease between two reads
+     * would otherwise be reported idle at the offset before that part.
+     */
+    async fileAndLease(fileId: string): Promise<{ file: StoredFile; leaseHeld: boolean } | null> {
+      const row = await db.maybeOne(sql.type(storedFileRow.extend({ lease_held: z.boolean() }))`
+        SELECT ${storedFileColumns},
+               upload_lease_until IS NOT NULL AND upload_lease_until >= ms_now() AS lease_held
+        FROM ${files} WHERE id = ${fileId}`);
+      if (!row) return null;
+      const { lease_held: leaseHeld, ...file } = row;
+      return { file, leaseHeld };
     },
 
     /** Takes the file's upload lease for `leaseId`; null when another live request holds it. */
