@@ -1,13 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import type { Server } from '@hapi/hapi';
 import { SCHEMA } from '../lib/scim/resources.ts';
 import { isScimProtocolPath, type ScimErrorBody } from './errors.ts';
+import { newRequestId } from './request-id.ts';
 import { API_REVISION } from './version.ts';
 
-// Requests Node's HTTP parser rejects (headers over 16 KiB, malformed request
-// lines) never reach hapi, which answers them with a bare 400. Answer them
-// with the envelope and a request id like every other error, or with SCIM's
-// error on the SCIM protocol's paths, where every answer is SCIM's.
+// Requests Node's HTTP server refuses before hapi sees them (headers over 16 KiB, malformed
+// request lines, a head that took too long) would get Node's bare answer. Answer them with the
+// envelope and a request id like every other error, or with SCIM's error on the SCIM protocol's
+// paths, where every answer is SCIM's.
 
 /** The path of the request line the parser refused, when it got that far (`error.rawPacket`). */
 function refusedPath(error: NodeJS.ErrnoException): string | undefined {
@@ -15,6 +15,25 @@ function refusedPath(error: NodeJS.ErrnoException): string | undefined {
   if (!Buffer.isBuffer(raw)) return undefined;
   return /^[A-Z]+ ([^\s?#]+)/.exec(raw.toString('latin1', 0, 16 * 1024))?.[1];
 }
+type ClientErrorAnswer = { status: number; reason: string; message: string };
+
+const NOT_HTTP: ClientErrorAnswer = { status: 400, reason: 'Bad Request', message: 'The request is not valid HTTP.' };
+
+/** What the parser's refusals are answered, by Node's error code; anything else is NOT_HTTP. */
+const ANSWERS: Record<string, ClientErrorAnswer> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    message: 'The request headers are too large.',
+  },
+  // The request head took longer than REQUEST_HEADERS_TIMEOUT (api/server.ts): a client too slow, or a slow-loris.
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    reason: 'Request Timeout',
+    message: 'The request headers took too long to arrive.',
+  },
+};
+
 export function answerClientErrors(server: Server, docsBaseUrl: string) {
   server.listener.removeAllListeners('clientError');
   server.listener.on('clientError', (error: NodeJS.ErrnoException, socket) => {
@@ -23,10 +42,9 @@ export function answerClientErrors(server: Server, docsBaseUrl: string) {
       socket.destroy();
       return;
     }
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const status = tooLarge ? 431 : 400;
-    const requestId = `req_${randomBytes(12).toString('base64url')}`;
-    const message = tooLarge ? 'The request headers are too large.' : 'The request is not valid HTTP.';
+    const answer = ANSWERS[error.code ?? ''] ?? NOT_HTTP;
+    const { status, message } = answer;
+    const requestId = newRequestId();
     const path = refusedPath(error);
     const scim = path !== undefined && isScimProtocolPath(path);
     const scimBody: ScimErrorBody = {
@@ -50,7 +68,7 @@ export function answerClientErrors(server: Server, docsBaseUrl: string) {
     );
     socket.end(
       [
-        `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}`,
+        `HTTP/1.1 ${status} ${answer.reason}`,
         `Content-Type: ${scim ? 'application/scim+json' : 'application/json'}; charset=utf-8`,
         `Content-Length: ${Buffer.byteLength(body)}`,
         `X-Request-Id: ${requestId}`,

@@ -6,10 +6,14 @@ export const RATE_WINDOW_SECONDS = 60;
 // Fixed 60-second windows counted in Redis, so every API process shares one
 // budget per workspace, environment and endpoint class. INCR and the first
 // EXPIRE run as one script: a crash between them cannot leave an immortal key.
+// The script is a defined command: ioredis sends its SHA (EVALSHA) and the text
+// only when Redis lacks it, not the text with every request.
 const INCREMENT = `
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return count`;
+const INCREMENT_COMMAND = 'valiseRateIncrement';
+type WithIncrement = Redis & { [INCREMENT_COMMAND]: (key: string, ttlSeconds: string) => Promise<unknown> };
 
 /** How long one Redis call may take before this request counts in process instead. */
 const REDIS_TIMEOUT_MS = 500;
@@ -34,7 +38,7 @@ export type LimiterStatus = { status: 'ok' | 'degraded'; store: 'redis' | 'memor
  * as soon as a call succeeds there.
  */
 export class RateLimiter {
-  private readonly redis: Redis;
+  private readonly redis: WithIncrement;
   private readonly prefix: string;
   private readonly warn: (message: string) => void;
   private readonly memory = new Map<string, number>();
@@ -47,7 +51,8 @@ export class RateLimiter {
     prefix: string,
     warn: (message: string) => void = (message) => process.stderr.write(`api: ${message}\n`),
   ) {
-    this.redis = redis;
+    redis.defineCommand(INCREMENT_COMMAND, { numberOfKeys: 1, lua: INCREMENT });
+    this.redis = redis as WithIncrement;
     this.prefix = prefix;
     this.warn = warn;
     // A listener also keeps ioredis from printing each reconnection failure as an unhandled error.
@@ -77,7 +82,7 @@ export class RateLimiter {
       try {
         const reply = await withTimeout(
           mode === 'increment'
-            ? this.redis.eval(INCREMENT, 1, key, String(RATE_WINDOW_SECONDS + 5))
+            ? this.redis[INCREMENT_COMMAND](key, String(RATE_WINDOW_SECONDS + 5))
             : this.redis.get(key),
           REDIS_TIMEOUT_MS,
         );

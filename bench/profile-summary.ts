@@ -25,6 +25,13 @@ profile.samples.forEach((id, index) => {
   selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
 });
 const total = [...selfMicros.values()].reduce((sum, micros) => sum + micros, 0);
+// A bench's API waits most of its life (set-up, scans, other rows): shares of its busy time say
+// where the work went.
+const idle = [...selfMicros].reduce(
+  (sum, [id, micros]) => (byId.get(id)?.callFrame.functionName === '(idle)' ? sum + micros : sum),
+  0,
+);
+const busy = total - idle;
 
 /** A frame's place: a package under node_modules, a project file, Node's own code, or V8's. */
 function placeOf(url: string): string {
@@ -46,15 +53,18 @@ function tally(key: (node: ProfileNode) => string) {
 }
 
 const percent = (micros: number) => `${((100 * micros) / total).toFixed(1)}%`;
-console.log(`${(total / 1e6).toFixed(2)} s of samples in ${file}\n`);
-console.log('| self | function | where |\n|---:|---|---|');
+const ofBusy = (micros: number) => `${((100 * micros) / busy).toFixed(1)}%`;
+console.log(`${(total / 1e6).toFixed(2)} s of samples in ${file}, ${(busy / 1e6).toFixed(2)} s busy\n`);
+console.log('| self | of busy time | function | where |\n|---:|---:|---|---|');
 for (const [key, micros] of tally((node) => {
   const { functionName, url, lineNumber } = node.callFrame;
   return `${functionName || '(anonymous)'}\t${url ? `${relative(ROOT, url.replace(/^file:\/\//, ''))}:${lineNumber + 1}` : ''}`;
 })) {
   const [name, where] = key.split('\t');
-  console.log(`| ${percent(micros)} | ${name} | ${where} |`);
+  console.log(`| ${percent(micros)} | ${name === '(idle)' ? '' : ofBusy(micros)} | ${name} | ${where} |`);
 }
-console.log('\n| self | package or folder |\n|---:|---|');
-for (const [place, micros] of tally((node) => placeOf(node.callFrame.url)))
-  console.log(`| ${percent(micros)} | ${place} |`);
+console.log('\n| self | of busy time | package or folder |\n|---:|---:|---|');
+for (const [place, micros] of tally((node) =>
+  node.callFrame.functionName === '(idle)' ? '(idle)' : placeOf(node.callFrame.url),
+))
+  console.log(`| ${percent(micros)} | ${place === '(idle)' ? '' : ofBusy(micros)} | ${place} |`);

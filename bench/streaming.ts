@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -30,9 +30,11 @@ export const UNLIMITED_RATES = {
   RATE_LIMIT_PUBLIC: '1000000000',
 };
 
-/** What an API process a bench measures runs with: no rate limit, and a CPU profile under BENCH_CPU_PROF_DIR. */
-export function benchedApiEnv(): Record<string, string> {
-  const profileDir = process.env.BENCH_CPU_PROF_DIR;
+/**
+ * What an API process a bench measures runs with: no rate limit, and a CPU profile under
+ * `profileDir` (BENCH_CPU_PROF_DIR by default; null for none).
+ */
+export function benchedApiEnv(profileDir = process.env.BENCH_CPU_PROF_DIR ?? null): Record<string, string> {
   // The profile covers the whole run and is written when the process stops (bench/README.md).
   return { ...UNLIMITED_RATES, ...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}) };
 }
@@ -90,11 +92,15 @@ export async function readText(response: IncomingMessage): Promise<string> {
   return text;
 }
 
-/** One streaming PUT with Content-Length; the JSON answer, which must be a 200. */
-export async function putStream(url: string, body: Readable, size: number) {
+/**
+ * One streaming PUT with Content-Length; the JSON answer, which must be a 200. `localAddress`: the
+ * loopback address to send from (127.0.0.N), for benches whose clients stand for distinct ones.
+ */
+export async function putStream(url: string, body: Readable, size: number, localAddress?: string) {
   const req = request(url, {
     method: 'PUT',
     headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
+    ...(localAddress ? { localAddress } : {}),
   });
   const [[response]] = await Promise.all([once(req, 'response') as Promise<[IncomingMessage]>, pipeline(body, req)]);
   const text = await readText(response);
@@ -102,9 +108,9 @@ export async function putStream(url: string, body: Readable, size: number) {
   return JSON.parse(text);
 }
 
-/** A GET whose body is streamed; fails on anything but 200. */
-export async function getStream(url: string): Promise<IncomingMessage> {
-  const req = request(url);
+/** A GET whose body is streamed, from `localAddress` if given; fails on anything but 200. */
+export async function getStream(url: string, localAddress?: string): Promise<IncomingMessage> {
+  const req = request(url, localAddress ? { localAddress } : {});
   req.end();
   const [response] = (await once(req, 'response')) as [IncomingMessage];
   if (response.statusCode !== 200) throw new Error(`GET answered ${response.statusCode}: ${await readText(response)}`);
@@ -154,19 +160,20 @@ export type Api = ReturnType<typeof apiClient>;
 
 // --- the API as a child process, and its memory -------------------------------------------------------------------
 
-export async function startChildApi() {
+export async function startChildApi(options: { cpuProfDir?: string | null; root?: string } = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   // BENCH_API_NODE_FLAGS: more node or V8 flags for the measured API, after ops/node-flags (a later flag wins).
   const flags = (process.env.BENCH_API_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
   const child = spawn('sh', ['scripts/node.sh', ...flags, 'api/main.ts'], {
-    cwd: ROOT,
+    // Another checkout's code (a base commit to compare with) when `root` names one.
+    cwd: options.root ?? ROOT,
     env: {
       ...process.env,
       API_HOST: '127.0.0.1',
       API_PORT: String(port),
       PUBLIC_BASE_URL: url,
-      ...benchedApiEnv(),
+      ...benchedApiEnv(options.cpuProfDir),
     },
     // The API's output goes to stderr with the bench's progress; stdout is the tables.
     stdio: ['ignore', 2, 2],
@@ -400,4 +407,56 @@ export async function waitUntilGone(s3: S3Client, bucket: string, prefix: string
     }
     await delay(1000);
   }
+}
+
+// --- a worker of the bench's own ----------------------------------------------------------------------------------
+
+/** Node processes running workers/main.ts on `taskQueue` (a process without the variable polls the default). */
+export function workersOnQueue(taskQueue: string, defaultQueue = 'valise'): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (basename(cmdline[0] ?? '') !== 'node' || !cmdline.some((arg) => arg.endsWith('workers/main.ts'))) continue;
+      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      const queue = environ.find((line) => line.startsWith('TEMPORAL_TASK_QUEUE='))?.slice(20) ?? defaultQueue;
+      if (queue === taskQueue) pids.push(Number(entry));
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return pids;
+}
+
+/**
+ * A worker (workers/main.ts) as a child process on the environment's TEMPORAL_TASK_QUEUE, its
+ * output in `logFile`, so the bench knows its pid for its memory and stops it at the end. Any
+ * other worker on that queue would take part of the work and hide it from the figures: refused.
+ */
+export async function startChildWorker(taskQueue: string, logFile: string, env: Record<string, string> = {}) {
+  const others = workersOnQueue(taskQueue);
+  if (others.length > 0) {
+    throw new Error(
+      `worker(s) ${others.join(', ')} already poll task queue ${taskQueue}: stop them, or set TEMPORAL_TASK_QUEUE to a queue of the bench's own`,
+    );
+  }
+  mkdirSync(dirname(logFile), { recursive: true });
+  const output = openSync(logFile, 'w');
+  const child = spawn('sh', ['scripts/node.sh', 'workers/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, TEMPORAL_TASK_QUEUE: taskQueue },
+    stdio: ['ignore', output, output],
+  });
+  const exited = once(child, 'exit');
+  const deadline = Date.now() + 60_000;
+  // The worker has started once node runs workers/main.ts under the child's pid (sh execs it).
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the worker exited, see ${logFile}`);
+    if (child.pid !== undefined && workersOnQueue(taskQueue).includes(child.pid)) break;
+    if (Date.now() > deadline) throw new Error('the worker did not start within 60 s');
+    await delay(250);
+  }
+  const pid = child.pid as number;
+  return { pid, stop: () => stopChild(child, exited) };
 }

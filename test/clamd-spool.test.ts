@@ -53,7 +53,7 @@ test("clamd's spool is on a RAM filesystem: a file being scanned is there, and g
   t.true(['tmpfs', 'ramfs'].includes(type.trim()), `clamd spools plaintext to ${spool}, a ${type.trim()} filesystem`);
 
   // Half a scan: clamd has what was sent so far, and waits for the rest.
-  const scanner = createScanner({ host: clamd.host, port: clamd.port, timeoutMs: 30_000 });
+  const scanner = createScanner({ ...clamd, timeoutMs: 30_000 });
   const content = randomBytes(256 * 1024);
   const stream = new PassThrough();
   const result = scanner.scan(stream);

@@ -12,7 +12,7 @@ import { freePort } from './helpers/ports.ts';
 // too-large cases (the shared one allows 2 GiB, too much to send in a test).
 
 const { clamd } = loadConfig();
-const scanner = createScanner({ host: clamd.host, port: clamd.port, timeoutMs: 30_000 });
+const scanner = createScanner({ ...clamd, timeoutMs: 30_000 });
 
 const EICAR = 'X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*';
 const MARKER = 'VALISE-TEST-MALWARE-SIGNATURE';
@@ -96,7 +96,7 @@ test('a 256 MiB stream is paced by clamd (backpressure), not buffered', async (t
     256 * 1024,
   );
   try {
-    const paced = createScanner({ host: '127.0.0.1', port: portOf(proxy), timeoutMs: 30_000 });
+    const paced = createScanner({ ...clamd, host: '127.0.0.1', port: portOf(proxy), timeoutMs: 30_000 });
     t.deepEqual(await paced.scan(stream), { status: 'clean' });
   } finally {
     proxy.close();
@@ -134,6 +134,66 @@ test('a clamd that goes silent makes the scan throw after timeoutMs', async (t) 
   }
 });
 
+/** A clamd that reads a whole stream, stays silent `thinkMs` (as it does while it scans), then answers OK. */
+async function slowToAnswer(thinkMs: number) {
+  const sockets = new Set<Socket>();
+  const server = await listen(
+    createServer((socket) => {
+      sockets.add(socket);
+      let received = Buffer.alloc(0);
+      socket.on('data', (data: Buffer) => {
+        received = Buffer.concat([received, data]);
+        // The stream ends with a zero length (these test streams hold no four zero bytes of their own).
+        if (received.length > 14 && received.subarray(-4).equals(Buffer.alloc(4))) {
+          setTimeout(() => socket.end('stream: OK\0'), thinkMs);
+        }
+      });
+    }),
+  );
+  const close = () => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  };
+  return { port: portOf(server), close };
+}
+
+test('after the last byte the scan waits verdictTimeoutMs for clamd, not timeoutMs (issue #26)', async (t) => {
+  // clamd scans only once the stream is whole, silent all along: a busy one answered 300 MiB after
+  // more than a minute, which the old limit of one silence for everything cut off, again and again.
+  const clamdThinking = await slowToAnswer(1_000);
+  try {
+    const scanner = createScanner({
+      host: '127.0.0.1',
+      port: clamdThinking.port,
+      timeoutMs: 200,
+      verdictTimeoutMs: 5_000,
+    });
+    t.deepEqual(await scanner.scan(Readable.from([Buffer.from('hello')])), { status: 'clean' });
+  } finally {
+    clamdThinking.close();
+  }
+});
+
+test('no verdict within verdictTimeoutMs after the last byte throws, for a retry', async (t) => {
+  const clamdStuck = await slowToAnswer(60_000);
+  try {
+    const scanner = createScanner({
+      host: '127.0.0.1',
+      port: clamdStuck.port,
+      timeoutMs: 5_000,
+      verdictTimeoutMs: 300,
+    });
+    const started = Date.now();
+    await t.throwsAsync(scanner.scan(Readable.from([Buffer.from('hello')])), {
+      instanceOf: ClamdUnavailableError,
+      message: /no verdict from clamd 300 ms after the last byte/,
+    });
+    t.true(Date.now() - started < 5_000);
+  } finally {
+    clamdStuck.close();
+  }
+});
+
 test('clamd answers are mapped to results; a read timeout is thrown', (t) => {
   t.deepEqual(interpretReply('stream: OK'), { status: 'clean' });
   t.deepEqual(interpretReply('stream: Win.Test.EICAR_HDB-1 FOUND'), {
@@ -143,6 +203,11 @@ test('clamd answers are mapped to results; a read timeout is thrown', (t) => {
   t.deepEqual(interpretReply('INSTREAM size limit exceeded. ERROR'), { status: 'too_large' });
   // What clamd says with AlertExceedsMax for a file beyond MaxFileSize/MaxScanSize.
   t.deepEqual(interpretReply('stream: Heuristics.Limits.Exceeded.MaxFileSize FOUND'), { status: 'too_large' });
+  // Out of time is no verdict on the content: a retry (issue #26's busy clamd answered it for small files).
+  t.throws(() => interpretReply('stream: Heuristics.Limits.Exceeded.MaxScanTime FOUND'), {
+    instanceOf: ClamdUnavailableError,
+    message: /MaxScanTime/,
+  });
   t.deepEqual(interpretReply("stream: Can't allocate memory ERROR"), {
     status: 'error',
     message: "Can't allocate memory",

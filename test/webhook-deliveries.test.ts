@@ -1,6 +1,11 @@
+import type { Client } from '@temporalio/client';
 import test from 'ava';
+import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
+import { z } from 'zod';
+import { createDeliveryQueries } from '../lib/db/queries/deliveries.ts';
 import { createEventQueries } from '../lib/db/queries/events.ts';
+import { sql } from '../lib/db/sql.ts';
 import { startDispatcher } from '../lib/events/dispatcher.ts';
 import { planRuleRuns } from '../lib/rules/plan.ts';
 import { connectTemporal } from '../lib/temporal.ts';
@@ -114,7 +119,9 @@ test('a webhook hears only what it subscribed to, and `*` hears everything', asy
   await hook(ws, receiver, ['*'], '/all');
   const e2e = await hook(ws, receiver, ['transfer.e2e_created'], '/e2e');
   const eventId = await transferEvent(ws);
-  await eventually(async () => (receiver.received.some((r) => r.path === '/all') ? true : undefined));
+  // `*` also hears the workspace's earlier events not yet dispatched when it was created (the subscription
+  // is judged at dispatch): this event's delivery is the one awaited.
+  await eventually(async () => (receiver.forEvent(eventId).some((r) => r.path === '/all') ? true : undefined));
   // Dispatched: every delivery this event will ever have was queued; the others have none.
   await eventsDispatched(api.services.db, [eventId]);
   for (const unsubscribed of [downloads, e2e]) {
@@ -371,6 +378,21 @@ test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, with a webhook.di
   t.like(enabled.body, { is_active: true, disabled_reason: null });
 });
 
+/** A sender beside the worker's, on the test API's settings. */
+function senderBeside(temporal: Client, options: { pollMs?: number } = {}) {
+  const config = api.services.config;
+  return startSender({
+    db: api.services.db,
+    databaseUrl: config.database.url,
+    temporal,
+    taskQueue: config.temporal.taskQueue,
+    webhooks: config.webhooks,
+    sealKey: api.services.keys.seal,
+    log: () => undefined,
+    ...options,
+  });
+}
+
 test('dispatchers and senders racing over the same events deliver each (event, webhook) exactly once', async (t) => {
   const receiver = await startReceiver();
   t.teardown(receiver.close);
@@ -380,17 +402,7 @@ test('dispatchers and senders racing over the same events deliver each (event, w
   // Two more dispatchers and senders beside the worker's, all woken by the same NOTIFYs.
   const temporal = await connectTemporal(api.services.config);
   const config = api.services.config;
-  const senders = [1, 2].map(() =>
-    startSender({
-      db: api.services.db,
-      databaseUrl: config.database.url,
-      temporal,
-      taskQueue: config.temporal.taskQueue,
-      webhooks: config.webhooks,
-      sealKey: api.services.keys.seal,
-      log: () => undefined,
-    }),
-  );
+  const senders = [1, 2].map(() => senderBeside(temporal));
   const rivals = [1, 2].map(() =>
     startDispatcher({
       db: api.services.db,
@@ -431,6 +443,74 @@ test('dispatchers and senders racing over the same events deliver each (event, w
     t.is(recorded.length, 60, 'each attempt recorded once');
     t.true(recorded.every((a) => a.attempt === 1 && a.succeeded && a.trigger === 'scheduled'));
   }
+});
+
+test('the dispatcher queues deliveries already leased to its own sender, which posts them at once; the rest wake every sender', async (t) => {
+  const receiver = await startReceiver();
+  t.teardown(receiver.close);
+  const ws = await api.workspace('Handed over');
+  const one = await hook(ws, receiver, ['transfer.created'], '/one');
+  await hook(ws, receiver, ['transfer.created'], '/two');
+  const config = api.services.config;
+  const temporal = await connectTemporal(config);
+  // A sender that never polls: what it POSTs came from the hand-over (or a NOTIFY), not from its own lease.
+  const sender = senderBeside(temporal, { pollMs: 3_600_000 });
+  const listener = new pg.Client({ connectionString: config.database.url });
+  await listener.connect();
+  await listener.query('LISTEN valise_deliveries');
+  const notified: string[] = [];
+  listener.on('notification', (message) => notified.push(message.channel));
+  t.teardown(async () => {
+    await listener.end();
+    await sender.stop();
+    await temporal.connection.close();
+  });
+
+  const tenant = { workspaceId: ws.workspace_id, environment: 'live' as const };
+  for (const room of [2, 1]) {
+    notified.length = 0;
+    // Other tests' NOTIFYs wake this sender too; while its lease statement runs, its room counts as
+    // held and a reservation gets less: wait for the room, as a dispatcher would NOTIFY instead.
+    const reserved = await eventually(
+      async () => {
+        const granted = sender.reserve(room);
+        if (granted === room) return granted;
+        sender.adopt([], granted);
+        return undefined;
+      },
+      20_000,
+      10,
+    );
+    // The event is uncommitted until the transaction ends: no other dispatcher can claim it.
+    const { eventId, leased, queued } = await api.services.db.transaction(async (tx) => {
+      const event = await createEventQueries(tx).record(tenant, 'transfer.created', standInTransferCreated());
+      const leased = await createDeliveryQueries(tx).queueFirstAttempts([event.id], {
+        limit: reserved,
+        leaseMs: sender.leaseMs,
+      });
+      // Read before the commit: once it is visible, another sender may lease what is left.
+      const queued = await tx.any(sql.type(z.object({ leased: z.boolean(), dispatched: z.boolean() }))`
+        SELECT d.leased_until IS NOT NULL AS leased, e.dispatched_at IS NOT NULL AS dispatched
+        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.event_id = ${event.id}`);
+      return { eventId: event.id, leased, queued };
+    });
+    sender.adopt(leased, reserved);
+    t.is(leased.length, room, `room for ${room}: ${room} leased`);
+    t.deepEqual(
+      leased.map((delivery) => [delivery.event.id, delivery.status, delivery.attempted]),
+      Array(room).fill([eventId, 'pending', false]),
+    );
+    t.is(queued.length, 2, 'one delivery per subscribed webhook');
+    t.true(queued.every((row) => row.dispatched));
+    t.is(queued.filter((row) => row.leased).length, room);
+    // Both arrive, once each: the leased ones from the hand-over, the other after the NOTIFY.
+    await eventually(async () => (receiver.forEvent(eventId).length === 2 ? true : undefined), 15_000, 50);
+    await deliveriesSettled(api.services.db, [eventId]);
+    t.is(receiver.forEvent(eventId).length, 2);
+    // (Other tests' dispatchers notify too, so only the NOTIFY that must come is checked.)
+    if (room === 1) t.true(notified.length > 0, 'what no sender holds wakes every sender');
+  }
+  t.true((await attempts(ws, one.id)).every((attempt) => attempt.attempt === 1 && attempt.succeeded));
 });
 
 test('HTTPS: the name resolves through WEBHOOK_HOSTS alone, the socket goes to that address, the certificate is checked', async (t) => {

@@ -82,6 +82,20 @@ test('a receiver that never answers is cut off at the timeout', async (t) => {
   t.true(result.durationMs >= 500 && result.durationMs < 2_000, `${result.durationMs} ms`);
 });
 
+test('a name that never resolves is cut off at the same timeout, the lookup counting against it', async (t) => {
+  const result = await postJson({
+    ...base,
+    timeoutMs: 500,
+    url: 'https://hooks.customer.example/x',
+    allowPrivate: false,
+    lookup: () => new Promise(() => undefined),
+  });
+  t.false(result.ok);
+  t.is(result.statusCode, null);
+  t.regex(result.error ?? '', /^timeout: no complete answer within 500 ms/);
+  t.true(result.durationMs >= 500 && result.durationMs < 2_000, `${result.durationMs} ms`);
+});
+
 test('HTTPS: an untrusted certificate fails before anything is sent; the trusted one passes', async (t) => {
   const hosts = new Map([['hooks.valise.test', '127.0.0.1']]);
   const untrusted = await startReceiver({ tls: true, certificate: await untrustedCertificate() });

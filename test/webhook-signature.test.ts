@@ -92,7 +92,14 @@ test('malformed secrets fail with a clear error that does not quote them', async
 });
 
 test('one implementation: the server signs with the functions the SDK verifies with', async (t) => {
-  t.is(server.deliveryHeaders, deliveryHeaders);
+  // The server's deliveryHeaders is the SDK's with node:crypto's HMAC: the same headers, byte for byte.
+  const other = 'whsec_dGhpcyBpcyBhIDMyIGJ5dGUgc2VjcmV0IGZvciB0ZXN0cyE=';
+  for (const secrets of [[SECRET], [other, SECRET]]) {
+    const input = { id: ID, timestamp: NOW, payload: PAYLOAD, secrets };
+    t.deepEqual(await server.deliveryHeaders(input), await deliveryHeaders(input));
+    const bytes = { ...input, payload: Buffer.from('é\u0000') };
+    t.deepEqual(await server.deliveryHeaders(bytes), await deliveryHeaders(bytes));
+  }
   t.is(server.signStandard, signStandard);
   t.is(server.signLegacy, signLegacy);
   t.is(server.verifyStandard, verifyStandard);

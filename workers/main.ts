@@ -24,12 +24,10 @@ const logTo = (component: string) => {
 // Before the first connection: the SDK's runtime (its logs and metrics), and the tracer provider.
 const sdkMetrics = await installWorkerRuntime(config, logger);
 const tracing = await startTracing(config, 'valise-worker');
-const { db, connection, temporal, objects, keyring, scanner, mailer, sealKey, close } = await openWorkerResources(
-  config,
-  { tracing },
-);
+const { db, connection, temporal, objects, keyring, scanner, scanSlots, mailer, sealKey, close } =
+  await openWorkerResources(config, { tracing });
 
-const activities = createActivities({ config, db, objects, keyring, scanner, mailer, sealKey });
+const activities = createActivities({ config, db, objects, keyring, scanner, scanSlots, mailer, sealKey });
 const worker = await Worker.create({
   connection,
   namespace: config.temporal.namespace,
@@ -40,7 +38,8 @@ const worker = await Worker.create({
 });
 
 // The outbox relay and the webhook sender live with the workers: no API process is needed for
-// events to flow. The dispatcher wakes this sender itself; other processes' senders hear a NOTIFY.
+// events to flow. The dispatcher hands this sender what it queues, leased; other processes' senders
+// hear a NOTIFY for what this one had no room for.
 const sender = startSender({
   db,
   databaseUrl: config.database.url,
@@ -55,7 +54,7 @@ const dispatcher = startDispatcher({
   databaseUrl: config.database.url,
   temporal,
   taskQueue: config.temporal.taskQueue,
-  onQueued: sender.wake,
+  sender,
   planRuns: planRuleRuns,
   log: logTo('dispatcher'),
 });

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
+import { newRequestId } from '../request-id.ts';
 
 // Every request gets an id (returned as X-Request-Id and in error bodies), and
 // routes answer under both /v1/... and /...: the unprefixed form is rewritten
@@ -17,7 +17,7 @@ const isPage = (path: string) =>
   path.startsWith('/assets/');
 
 export function onRequest(request: Request, h: ResponseToolkit): Lifecycle.ReturnValue {
-  request.app.requestId = `req_${randomBytes(12).toString('base64url')}`;
+  request.app.requestId = newRequestId();
   const path = request.path;
   if (path !== '/v1' && !path.startsWith('/v1/') && !isPage(path)) {
     request.setUrl(`/v1${path === '/' ? '' : path}${request.url.search}`);

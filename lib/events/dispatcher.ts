@@ -2,12 +2,13 @@ import type { Client, Workflow } from '@temporalio/client';
 import pg from 'pg';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { runRule } from '../../workflows/runRule.ts';
-import { createDeliveryQueries } from '../db/queries/deliveries.ts';
+import { createDeliveryQueries, type LeasedDelivery } from '../db/queries/deliveries.ts';
 import { createEventQueries, type DispatchableEvent } from '../db/queries/events.ts';
 import { inParallel, pause } from '../in-parallel.ts';
 import { outboxLag } from '../observability/metrics.ts';
 import { startedOnce } from '../temporal.ts';
 import type { WorkflowLabels } from '../temporal-search-attributes.ts';
+import type { Sender } from '../webhooks/sender.ts';
 
 // The outbox relay. Events commit with the change they describe; this queues
 // a delivery per subscribed webhook for the sender (lib/webhooks/sender.ts),
@@ -35,8 +36,12 @@ export type DispatcherOptions = {
   databaseUrl: string;
   temporal: Client;
   taskQueue: string;
-  /** Called once deliveries were queued and committed: this process's sender, told without a NOTIFY's round trip. */
-  onQueued?: () => void;
+  /**
+   * This process's sender: the deliveries a batch queues go to it already leased, as far as it has
+   * room, with no lease statement or NOTIFY's round trip between the commit and their POSTs. The
+   * rest wait on the queue for any sender, woken by a NOTIFY.
+   */
+  sender?: Pick<Sender, 'leaseMs' | 'reserve' | 'adopt'>;
   /** Rule runs for a batch of events (lib/rules); none when omitted. */
   planRuns?: (tx: CommonQueryMethods, events: readonly DispatchableEvent[]) => Promise<readonly PlannedRun[]>;
   batchSize?: number;
@@ -79,19 +84,33 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   async function dispatchBatch(): Promise<number> {
-    const { claimed, queued } = await options.db.transaction(async (tx) => {
-      const events = createEventQueries(tx);
-      const claimed = await events.claimUndispatched(batchSize);
-      if (claimed.length === 0) return { claimed: 0, queued: 0 };
-      const now = Date.now();
-      for (const event of claimed) outboxLag.observe((now - event.created_at.getTime()) / 1000);
-      if (options.planRuns) await inParallel(await options.planRuns(tx, claimed), START_CONCURRENCY, start);
-      // Queues the deliveries and stamps the events dispatched, in one round trip.
-      const queued = await createDeliveryQueries(tx).queueFirstAttempts(claimed.map((event) => event.id));
-      return { claimed: claimed.length, queued };
-    });
-    if (queued > 0) options.onQueued?.();
-    return claimed;
+    const { sender } = options;
+    // Room the sender keeps for this batch from just before the insert until the commit.
+    let reserved = 0;
+    // What the sender takes once the transaction has committed: nothing when it failed.
+    let leased: readonly LeasedDelivery[] = [];
+    try {
+      const batch = await options.db.transaction(async (tx) => {
+        const events = createEventQueries(tx);
+        const claimed = await events.claimUndispatched(batchSize);
+        if (claimed.length === 0) return { claimed: 0, leased: [] };
+        const now = Date.now();
+        for (const event of claimed) outboxLag.observe((now - event.created_at.getTime()) / 1000);
+        if (options.planRuns) await inParallel(await options.planRuns(tx, claimed), START_CONCURRENCY, start);
+        // Queues the deliveries, those the sender has room for leased to it, and stamps the events
+        // dispatched, in one round trip.
+        reserved = sender?.reserve(Number.POSITIVE_INFINITY) ?? 0;
+        const queued = await createDeliveryQueries(tx).queueFirstAttempts(
+          claimed.map((event) => event.id),
+          sender && reserved > 0 ? { limit: reserved, leaseMs: sender.leaseMs } : undefined,
+        );
+        return { claimed: claimed.length, leased: queued };
+      });
+      leased = batch.leased;
+      return batch.claimed;
+    } finally {
+      if (reserved > 0) sender?.adopt(leased, reserved);
+    }
   }
 
   async function dispatchAll(): Promise<number> {

@@ -26,8 +26,15 @@ export type ScanResult =
 export type ScannerOptions = {
   host: string;
   port: number;
-  /** Longest silence on the connection: connecting, sending, and clamd's scan after the last byte. */
+  /** Longest silence on the connection while connecting and sending. */
   timeoutMs: number;
+  /**
+   * Longest wait for the verdict after the last byte (`timeoutMs` unless given). clamd says nothing
+   * while it scans, and it scans only once the stream is whole: that takes as long as its own
+   * MaxScanTime allows (2 minutes by default), after a wait for a free scanning thread when it is
+   * busy. Giving up sooner throws away a scan that was on its way and sends the file again.
+   */
+  verdictTimeoutMs?: number;
 };
 
 export type Scanner = {
@@ -60,7 +67,9 @@ export function createScanner(options: ScannerOptions): Scanner {
         try {
           const done = new AbortController();
           const reply = readReply(socket, options.timeoutMs).finally(() => done.abort());
-          const sent = send(socket, stream, done.signal);
+          const sent = send(socket, stream, done.signal).then(() => {
+            if (!done.signal.aborted) socket.awaitVerdict(options.verdictTimeoutMs ?? options.timeoutMs);
+          });
           // clamd may answer before the end of the stream (when it refuses it),
           // and a source that fails to read ends the scan too.
           const result = interpretReply(await Promise.race([reply, sent.then(() => reply)]));
@@ -99,6 +108,12 @@ export function interpretReply(reply: string): ScanResult {
   if (text === 'stream: OK') return { status: 'clean' };
   const found = /^stream: (.+) FOUND$/.exec(text);
   if (found?.[1]) {
+    // Out of time, not too large: clamd stops a scan at its MaxScanTime (2 min by default), which a
+    // busy clamd reaches on files of any size (the shared dev stack answered this for MiB-sized
+    // files under load). Another try, on a less busy clamd, scans it.
+    if (found[1] === 'Heuristics.Limits.Exceeded.MaxScanTime') {
+      throw new ClamdUnavailableError('clamd stopped the scan at its MaxScanTime');
+    }
     // With AlertExceedsMax, a file past MaxFileSize or MaxScanSize (or an
     // archive past the recursion and file-count limits) is reported under this
     // name: clamd could not scan all of it, which is not a detection.
@@ -168,7 +183,10 @@ function readReply(socket: ClamdSocket, timeoutMs: number): Promise<string> {
       else if (length > MAX_REPLY_BYTES) reject(new ClamdUnavailableError('clamd sent an oversized answer'));
     });
     socket.on('timeout', () => {
-      reject(new ClamdUnavailableError(`no progress on the clamd connection for ${timeoutMs} ms`));
+      const silence = socket.verdictTimeoutMs
+        ? `no verdict from clamd ${socket.verdictTimeoutMs} ms after the last byte`
+        : `no progress on the clamd connection for ${timeoutMs} ms`;
+      reject(new ClamdUnavailableError(silence));
       socket.destroy();
     });
     socket.on('end', () => fail('clamd closed the connection without an answer', socket.writeFailure));
@@ -185,6 +203,13 @@ function readReply(socket: ClamdSocket, timeoutMs: number): Promise<string> {
 // that never ends is cut by the idle timeout).
 class ClamdSocket extends Socket {
   writeFailure: Error | undefined;
+  /** Set once the whole stream is sent: the silence allowed while clamd scans. */
+  verdictTimeoutMs: number | undefined;
+
+  awaitVerdict(timeoutMs: number): void {
+    this.verdictTimeoutMs = timeoutMs;
+    this.setTimeout(timeoutMs);
+  }
 
   override _write(chunk: unknown, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     super._write(chunk, encoding, (error) => this.#settle(error, callback));

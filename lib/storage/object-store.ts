@@ -88,10 +88,19 @@ export function createObjectStore(config: Config['s3'], pool?: PoolOptions) {
 
     /** A byte range (inclusive end) or the whole object, as a stream. */
     async read(key: string, range?: { start: number; end: number }): Promise<Readable> {
+      return (await store.readSized(key, range)).body;
+    },
+
+    /**
+     * As `read`, with the length the store announced (its Content-Length, null if none). The
+     * body is the HTTP response itself, held to that length by HTTP's framing: one that ends
+     * short errors, and it cannot run long.
+     */
+    async readSized(key: string, range?: { start: number; end: number }) {
       const out = await client.send(
         new GetObjectCommand({ Bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
       );
-      return out.Body as Readable;
+      return { body: out.Body as Readable, length: out.ContentLength ?? null };
     },
 
     async size(key: string): Promise<number | null> {

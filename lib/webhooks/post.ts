@@ -67,14 +67,31 @@ export async function postJson(options: PostOptions): Promise<PostResult> {
     error: `target_refused: ${message}`,
     responseBody: null,
   });
+  const timedOut = (): PostResult => ({
+    ok: false,
+    statusCode: null,
+    durationMs: elapsed(),
+    error: `timeout: no complete answer within ${options.timeoutMs} ms`,
+    responseBody: null,
+  });
   const lookup = options.hosts ? fixedLookup(options.hosts) : options.lookup;
-  let target: Awaited<ReturnType<typeof resolveTarget>>;
+  // The name's lookup counts against the timeout: a resolver that never answers would otherwise
+  // hold a sender's slot (and outlast its lease) for as long as the system resolver retries.
+  let lookupTimer: NodeJS.Timeout | undefined;
+  let found: Awaited<ReturnType<typeof resolveTarget>> | null;
   try {
-    target = await resolveTarget(options.url, { allowPrivate: options.allowPrivate, ...(lookup ? { lookup } : {}) });
+    found = await Promise.race([
+      resolveTarget(options.url, { allowPrivate: options.allowPrivate, ...(lookup ? { lookup } : {}) }),
+      new Promise<null>((resolve) => (lookupTimer = setTimeout(() => resolve(null), options.timeoutMs))),
+    ]);
   } catch (error) {
     if (!(error instanceof TargetRefusedError)) throw error;
     return refused(error.message);
+  } finally {
+    clearTimeout(lookupTimer);
   }
+  if (found === null) return timedOut();
+  const target = found;
   if (options.hosts && target.addressClass !== 'loopback') {
     return refused(`${target.address} is not a loopback address, and WEBHOOK_HOSTS allows no other`);
   }
@@ -95,15 +112,13 @@ export async function postJson(options: PostOptions): Promise<PostResult> {
       resolve({ ...result, durationMs: elapsed() });
     };
     let request: http.ClientRequest;
-    const deadline = setTimeout(() => {
-      request.destroy();
-      finish({
-        ok: false,
-        statusCode: null,
-        error: `timeout: no complete answer within ${options.timeoutMs} ms`,
-        responseBody: null,
-      });
-    }, options.timeoutMs);
+    const deadline = setTimeout(
+      () => {
+        request.destroy();
+        finish(timedOut());
+      },
+      Math.max(0, options.timeoutMs - elapsed()),
+    );
 
     const attempt = (isRetry: boolean) => {
       request = send(target.url, {

@@ -5,7 +5,7 @@ import { deliverWebhook, deliveryWorkflowId } from '../../workflows/deliverWebho
 import type { Config } from '../config.ts';
 import { createDeliveryQueries, type FirstAttemptRecord, type LeasedDelivery } from '../db/queries/deliveries.ts';
 import { createWebhookQueries } from '../db/queries/webhooks.ts';
-import { inParallel, pause } from '../in-parallel.ts';
+import { inParallel, pause, Semaphore } from '../in-parallel.ts';
 import type { Lookup } from '../net/ssrf.ts';
 import { countWebhookAttempt } from '../observability/metrics.ts';
 import { startedOnce } from '../temporal.ts';
@@ -18,10 +18,11 @@ import { deliveryHeaders } from './signature.ts';
 
 // The first attempt of every scheduled delivery, without a workflow each
 // (docs/webhooks.md, "Delivery"). The dispatcher queues deliveries in the
-// transaction that stamps their events dispatched; this loop, in the worker
-// process, leases due ones (FOR NO KEY UPDATE SKIP LOCKED, so several senders
-// share the queue), up to `hold` at a time, POSTs up to `concurrency` of them at
-// once, and records what came
+// transaction that stamps their events dispatched, those this sender has room
+// for already leased to it (`reserve`, `adopt`); this loop, in the worker
+// process, leases the other due ones (FOR NO KEY UPDATE SKIP LOCKED, so several
+// senders share the queue), holds up to `hold` at a time, POSTs up to
+// `concurrency` of them at once, and records what came
 // back in batches: attempt rows, delivery states, the webhooks' counters and
 // the disabling rule, one transaction per batch. A delivery whose first attempt
 // failed is then handed to a deliverWebhook workflow (its id derived from the
@@ -57,8 +58,21 @@ export type SenderOptions = {
 };
 
 export type Sender = {
-  /** Due deliveries were queued (the dispatcher in this process committed some). */
+  /** Due deliveries were queued: lease what is due. */
   wake(): void;
+  /** How long this sender's leases last. */
+  readonly leaseMs: number;
+  /**
+   * Room for up to `wanted` deliveries a caller is about to lease for this sender in its own
+   * transaction (the dispatcher, as it queues them): counted as held from now, so the sender never
+   * holds more than `hold`. Returns how many it may lease; `adopt` settles the reservation.
+   */
+  reserve(wanted: number): number;
+  /**
+   * Takes the deliveries leased under a reservation of `reserved`, once their transaction has
+   * committed, and frees the rest of the reservation (all of it when the transaction failed).
+   */
+  adopt(leased: readonly LeasedDelivery[], reserved: number): void;
   /** Leases nothing more, records what is in flight, then stops. */
   stop(): Promise<void>;
 };
@@ -82,7 +96,7 @@ export function startSender(options: SenderOptions): Sender {
   const limit = Math.max(options.hold ?? SENDER_HOLD, concurrency);
   const pollMs = options.pollMs ?? 1_000;
   const leaseMs = senderLeaseMs(webhooks.timeoutMs, Math.ceil(limit / concurrency));
-  const posting = semaphore(concurrency);
+  const posting = new Semaphore(concurrency);
   const log = options.log ?? ((message) => process.stderr.write(`sender: ${message}\n`));
   const deliveries = createDeliveryQueries(db);
 
@@ -108,9 +122,16 @@ export function startSender(options: SenderOptions): Sender {
       while (wanted && !stopping && held < limit) {
         wanted = false;
         const room = limit - held;
-        const leased = await deliveries.leaseDue(room, leaseMs);
+        // Counted as held while the statement runs, so that the dispatcher's reservation meanwhile
+        // (`reserve`) cannot take the same room twice.
+        held += room;
+        let leased: LeasedDelivery[] = [];
+        try {
+          leased = await deliveries.leaseDue(room, leaseMs);
+        } finally {
+          release(room - leased.length);
+        }
         if (leased.length === room) wanted = true;
-        held += leased.length;
         take(leased);
       }
     } catch (error) {
@@ -194,7 +215,7 @@ export function startSender(options: SenderOptions): Sender {
 
   async function send(row: LeasedDelivery) {
     try {
-      const result = await posting(() => post(row));
+      const result = await posting.run(() => post(row));
       countWebhookAttempt('scheduled', result);
       const at = new Date();
       const wait = webhooks.retryScheduleMs[0];
@@ -311,6 +332,16 @@ export function startSender(options: SenderOptions): Sender {
 
   return {
     wake,
+    leaseMs,
+    reserve(wanted) {
+      const granted = stopping ? 0 : Math.max(0, Math.min(wanted, limit - held));
+      held += granted;
+      return granted;
+    },
+    adopt(leased, reserved) {
+      take(leased);
+      release(reserved - leased.length);
+    },
     async stop() {
       stopping = true;
       clearInterval(poll);
@@ -333,21 +364,3 @@ const tenantOfEvent = (event: LeasedDelivery['event']): Tenant => ({
 
 const idOf = (row: LeasedDelivery) => row.delivery_id;
 const keyOf = (attempt: FirstAttemptRecord) => attempt.attemptKey;
-
-/** Runs at most `limit` of the tasks given at once; the others wait their turn, in order. */
-function semaphore(limit: number) {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async <T>(task: () => Promise<T>): Promise<T> => {
-    if (running < limit) running++;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      return await task();
-    } finally {
-      // The slot passes straight to the next in line, or is given back.
-      const next = waiting.shift();
-      if (next) next();
-      else running--;
-    }
-  };
-}

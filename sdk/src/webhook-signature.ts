@@ -5,7 +5,9 @@ import { InvalidArgumentError, ValiseError } from './errors.ts';
 // (docs/webhooks.md, "Signatures"): the one implementation, used by the server
 // to sign (lib/webhooks/signature.ts) and by customers to verify
 // (`Valise.webhooks.verify`). It imports nothing but WebCrypto, so it runs in
-// Node, Deno, Bun, workers and browsers alike; that makes it asynchronous.
+// Node, Deno, Bun, workers and browsers alike; that makes it asynchronous. The
+// server passes node:crypto's HMAC instead (`HmacSha256`): a quarter of the CPU
+// per delivery, and no trip through the thread pool.
 // The verifiers take the clock as an argument, so every tolerance edge is
 // testable and a receiver can check a message against the time it arrived.
 //
@@ -69,46 +71,79 @@ function bytesOf(payload: WebhookPayload): Uint8Array {
   return typeof payload === 'string' ? utf8.encode(payload) : payload;
 }
 
-async function hmacSha256(key: Uint8Array<ArrayBuffer>, prefix: string, payload: WebhookPayload): Promise<Uint8Array> {
+/**
+ * HMAC-SHA256 of `message` under `key`. The default is WebCrypto's, which runs everywhere; a signer
+ * that has a synchronous one (the server, node:crypto's) passes it to the sign functions.
+ */
+export type HmacSha256 = (key: Uint8Array<ArrayBuffer>, message: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+
+const webCryptoHmacSha256: HmacSha256 = async (key, message) => {
+  const cryptoKey = await globalThis.crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+  ]);
+  return new Uint8Array(await globalThis.crypto.subtle.sign('HMAC', cryptoKey, message as Uint8Array<ArrayBuffer>));
+};
+
+async function hmacSha256(
+  key: Uint8Array<ArrayBuffer>,
+  prefix: string,
+  payload: WebhookPayload,
+  hmac: HmacSha256 = webCryptoHmacSha256,
+): Promise<Uint8Array> {
   const head = utf8.encode(prefix);
   const body = bytesOf(payload);
   const message = new Uint8Array(head.length + body.length);
   message.set(head, 0);
   message.set(body, head.length);
-  const cryptoKey = await globalThis.crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, [
-    'sign',
-  ]);
-  return new Uint8Array(await globalThis.crypto.subtle.sign('HMAC', cryptoKey, message));
+  return hmac(key, message);
 }
 
-async function standardDigest(key: Uint8Array<ArrayBuffer>, id: string, timestamp: number, payload: WebhookPayload) {
-  return base64Encode(await hmacSha256(key, `${id}.${timestamp}.`, payload));
+async function standardDigest(
+  key: Uint8Array<ArrayBuffer>,
+  id: string,
+  timestamp: number,
+  payload: WebhookPayload,
+  hmac?: HmacSha256,
+) {
+  return base64Encode(await hmacSha256(key, `${id}.${timestamp}.`, payload, hmac));
 }
 
-async function legacyDigest(key: Uint8Array<ArrayBuffer>, timestamp: number, payload: WebhookPayload) {
-  const digest = await hmacSha256(key, `${timestamp}.`, payload);
+async function legacyDigest(
+  key: Uint8Array<ArrayBuffer>,
+  timestamp: number,
+  payload: WebhookPayload,
+  hmac?: HmacSha256,
+) {
+  const digest = await hmacSha256(key, `${timestamp}.`, payload, hmac);
   return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
-export type StandardSignInput = { id: string; timestamp: number; payload: WebhookPayload; secrets: readonly string[] };
+export type StandardSignInput = {
+  id: string;
+  timestamp: number;
+  payload: WebhookPayload;
+  secrets: readonly string[];
+  /** WebCrypto's when absent. */
+  hmac?: HmacSha256;
+};
 
 /**
  * The `webhook-signature` value: `v1,<base64>` per secret, space-separated, in
  * the order given. During a rotation pass [old, new]; a receiver holding
  * either one finds its match.
  */
-export async function signStandard({ id, timestamp, payload, secrets }: StandardSignInput): Promise<string> {
+export async function signStandard({ id, timestamp, payload, secrets, hmac }: StandardSignInput): Promise<string> {
   if (!MESSAGE_ID.test(id)) {
     throw new InvalidArgumentError('id', 'A webhook id is 1 to 255 printable ASCII characters without dots');
   }
   checkTimestamp(timestamp);
   if (secrets.length === 0) throw new InvalidArgumentError('secrets', 'At least one webhook secret is needed to sign');
   const keys = secrets.map(decodeSecret);
-  const digests = await Promise.all(keys.map((key) => standardDigest(key, id, timestamp, payload)));
+  const digests = await Promise.all(keys.map((key) => standardDigest(key, id, timestamp, payload, hmac)));
   return digests.map((digest) => `v1,${digest}`).join(' ');
 }
 
-export type LegacySignInput = { timestamp: number; payload: WebhookPayload; secret: string };
+export type LegacySignInput = { timestamp: number; payload: WebhookPayload; secret: string; hmac?: HmacSha256 };
 
 /**
  * The `X-Service-Signature` value: `t=<timestamp>,v1=<hex>`, where the hex is
@@ -117,9 +152,9 @@ export type LegacySignInput = { timestamp: number; payload: WebhookPayload; secr
  * The event id is not covered; receivers that can should verify the Standard
  * Webhooks headers instead.
  */
-export async function signLegacy({ timestamp, payload, secret }: LegacySignInput): Promise<string> {
+export async function signLegacy({ timestamp, payload, secret, hmac }: LegacySignInput): Promise<string> {
   checkTimestamp(timestamp);
-  return `t=${timestamp},v1=${await legacyDigest(decodeSecret(secret), timestamp, payload)}`;
+  return `t=${timestamp},v1=${await legacyDigest(decodeSecret(secret), timestamp, payload, hmac)}`;
 }
 
 export type DeliveryHeaders = {
@@ -144,7 +179,12 @@ export async function deliveryHeaders(input: StandardSignInput): Promise<Deliver
     'webhook-id': input.id,
     'webhook-timestamp': String(input.timestamp),
     'webhook-signature': await signStandard(input),
-    'x-service-signature': await signLegacy({ timestamp: input.timestamp, payload: input.payload, secret: current }),
+    'x-service-signature': await signLegacy({
+      timestamp: input.timestamp,
+      payload: input.payload,
+      secret: current,
+      ...(input.hmac ? { hmac: input.hmac } : {}),
+    }),
     'content-type': 'application/json',
   };
 }

@@ -74,18 +74,37 @@ test('a worker killed mid-burst loses no delivery, and repeats only what it held
   t.true(heldPairs.size <= SENDER_HOLD, `it held at most ${SENDER_HOLD} (held ${heldPairs.size})`);
 
   worker = startWorker(workerEnv);
+  // Only this burst's pairs count: the test database's outbox is shared, and a leftover delivery
+  // of an earlier test could reach a receiver that now listens on its old port.
+  const ours = new Set(eventIds);
+  const ourArrivals = () => receiver.received.filter((r) => ours.has(String(r.headers['webhook-id'])));
+  const arrivedPairs = () => new Set(ourArrivals().map((r) => `${r.headers['webhook-id']} ${r.path}`));
   await eventually(
     async () => {
-      const pairs = new Set(receiver.received.map((r) => `${r.headers['webhook-id']} ${r.path}`));
-      return pairs.size === EVENTS * PATHS.length ? true : undefined;
+      if (worker.exitCode !== null) throw new Error(`the second worker exited:\n${worker.lastOutput()}`);
+      return arrivedPairs().size === EVENTS * PATHS.length ? true : undefined;
     },
     120_000,
     250,
-  );
+  ).catch(async (error: Error) => {
+    // Enough to tell a stuck queue from a dead worker or a slow machine.
+    const states = await api.services.db.any(sql.type(z.object({ state: z.string(), count: z.coerce.number() }))`
+      SELECT concat_ws(' ', status, CASE WHEN sender_due_at IS NULL THEN 'off the queue' ELSE 'queued' END,
+        CASE WHEN leased_until > now() THEN 'leased' END) AS state, count(*) AS count
+      FROM webhook_deliveries WHERE event_id = ANY (${sql.array(eventIds, 'text')}) GROUP BY 1`);
+    const others = await api.services.db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`
+      SELECT count(*) AS count FROM webhook_deliveries
+      WHERE sender_due_at IS NOT NULL AND NOT event_id = ANY (${sql.array(eventIds, 'text')})`);
+    throw new Error(
+      `${error.message}: ${arrivedPairs().size} of ${EVENTS * PATHS.length} pairs arrived; deliveries: ` +
+        `${states.map((row) => `${row.count} ${row.state}`).join(', ')}; ${others} other tests' deliveries queued; ` +
+        `the worker's last output:\n${worker.lastOutput()}`,
+    );
+  });
   await deliveriesSettled(api.services.db, eventIds, 60_000);
 
   const seen = new Map<string, number>();
-  for (const entry of receiver.received) {
+  for (const entry of ourArrivals()) {
     const headers = Object.fromEntries(Object.entries(entry.headers).map(([k, v]) => [k, String(v)]));
     const body = new Webhook(hooks.get(entry.path) ?? '').verify(entry.body, headers) as { id: string };
     const pair = `${body.id} ${entry.path}`;

@@ -49,10 +49,16 @@ export async function withWorker(
   }
 }
 
-/** Polls a stub's recorded calls until `done` holds (30 s at most: the machine may be busy). */
+/**
+ * Polls a stub's recorded calls until `done` holds: 60 s at most, as a test file's two dozen
+ * workers start at once beside another file's tests (a CI run once saw no call in 30 s).
+ */
 export async function untilCalled(calls: string[], done: (calls: string[]) => boolean, what: string) {
-  for (const deadline = Date.now() + 30_000; !done(calls); ) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen; calls: ${calls.join(', ')}`);
+  const started = Date.now();
+  for (const deadline = started + 60_000; !done(calls); ) {
+    if (Date.now() > deadline) {
+      throw new Error(`${what} did not happen in ${Date.now() - started} ms; calls: ${calls.join(', ') || 'none'}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

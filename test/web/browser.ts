@@ -1,5 +1,7 @@
-import { mkdir, readFile } from 'node:fs/promises';
-import test from 'ava';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
 import { type Browser, type BrowserContext, chromium, type Download, type Page } from 'playwright-core';
 import { startApi, type TestApi, type TestWorkspace } from '../helpers/api.ts';
 
@@ -27,6 +29,23 @@ export async function bytesOf(download: Download): Promise<Buffer> {
   const failure = await download.failure();
   if (failure) throw new Error(`download failed: ${failure}`);
   return readFile(await download.path());
+}
+
+/**
+ * Writes `files` to a directory removed after the test and returns their paths, for
+ * setInputFiles. Playwright sends a buffer's bytes to the page over the browser protocol, which
+ * for megabytes on a loaded machine has taken longer than setInputFiles' 30 s; a path is handed
+ * to Chromium as it is. Files on disk also keep their name, size and date when chosen again.
+ */
+export async function filesOnDisk(t: ExecutionContext, files: Record<string, Uint8Array>): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'valise-web-files-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const paths = [];
+  for (const [name, bytes] of Object.entries(files)) {
+    paths.push(join(dir, name));
+    await writeFile(join(dir, name), bytes);
+  }
+  return paths;
 }
 
 export type WebSession = { api: TestApi; ws: TestWorkspace; browser: Browser; context: BrowserContext };

@@ -1,6 +1,3 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import test from 'ava';
 import type { Page } from 'playwright-core';
@@ -8,7 +5,7 @@ import { generateIntakeKeyPair, type IntakeKem } from '../../sdk/src/crypto/inta
 import { type IntakeDocument, Valise } from '../../sdk/src/index.ts';
 import { eventually } from '../helpers/api.ts';
 import { content } from '../helpers/transfers.ts';
-import { screenshot, webSession } from './browser.ts';
+import { filesOnDisk, screenshot, webSession } from './browser.ts';
 
 // The intake page at /i/{id}, driven in Chromium: a submitter opens the link
 // the owner shares (the publishable key in its fragment), drops files, and the
@@ -92,10 +89,7 @@ for (const kem of ['MLKEM768-X25519', 'DHKEM-X25519'] as const satisfies IntakeK
     await page.getByText('Send a scan of each page.').waitFor();
     t.regex((await page.locator('#encryption-note').textContent()) ?? '', new RegExp(`End-to-end encrypted.*${kem}`));
     t.regex((await page.locator('#limits').textContent()) ?? '', /Up to 3 files/);
-    await page.setInputFiles(
-      '#files',
-      Object.entries(files).map(([name, buffer]) => ({ name, mimeType: 'application/octet-stream', buffer })),
-    );
+    await page.setInputFiles('#files', await filesOnDisk(t, files));
     await page.getByLabel('Your reference').fill('CASE-7');
     await page.getByLabel('Note').fill('Both pages');
     await screenshot(page, `intake-${kem}-filled`);
@@ -161,11 +155,8 @@ test('a lost part is retried, and after a reload the same files continue where t
     owner_public_key: { kem: 'DHKEM-X25519', public_key: b64(pair.publicKey) },
   });
   // Files on disk: choosing them again after the reload gives the same name, size and date.
-  const dir = await mkdtemp(join(tmpdir(), 'valise-intake-page-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
   const bytes = content(17 * 1024 * 1024, MARKER);
-  const path = join(dir, 'archive.bin');
-  await writeFile(path, bytes);
+  const path = await filesOnDisk(t, { 'archive.bin': bytes });
 
   const page = await web.context.newPage();
   const ranges: string[] = [];

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { content, waitForTransfer } from '../helpers/transfers.ts';
-import { downloadBytes, screenshot, webSession } from './browser.ts';
+import { downloadBytes, filesOnDisk, screenshot, webSession } from './browser.ts';
 
 // The sender page at /send, driven in Chromium: choose a file, upload it with a
 // test key in server and e2e modes, read the link, download it back.
@@ -19,11 +19,7 @@ for (const mode of ['server', 'e2e'] as const) {
     const response = await page.goto(`${web.api.url}/send`);
     t.regex(response?.headers()['content-security-policy'] ?? '', /default-src 'self'/);
     await page.getByLabel('API key').fill(web.ws.keys.test);
-    await page.setInputFiles('#files', {
-      name: `upload-${mode}.bin`,
-      mimeType: 'application/octet-stream',
-      buffer: bytes,
-    });
+    await page.setInputFiles('#files', await filesOnDisk(t, { [`upload-${mode}.bin`]: bytes }));
     await page.getByText(`upload-${mode}.bin`).waitFor();
     if (mode === 'e2e') await page.getByLabel(/End to end/).check();
     await page.getByText('Options').click();
@@ -77,11 +73,7 @@ test('an upload whose connection drops is finished by the page: lost answers and
   ] as const) {
     await page.goto(`${web.api.url}/send`);
     await page.getByLabel('API key').fill(web.ws.keys.test);
-    await page.setInputFiles('#files', {
-      name: `flaky-${mode}.bin`,
-      mimeType: 'application/octet-stream',
-      buffer: bytes,
-    });
+    await page.setInputFiles('#files', await filesOnDisk(t, { [`flaky-${mode}.bin`]: bytes }));
     if (mode === 'e2e') await page.getByLabel(/End to end/).check();
     await page.getByRole('button', { name: 'Upload', exact: true }).click();
     await page.getByRole('heading', { name: 'Your link is ready' }).waitFor({ timeout: 30_000 });

@@ -90,6 +90,46 @@ const leasedRow = leasedDeliveryRow.omit({ event: true, webhook: true }).extend(
   ...sendingWebhook.omit({ id: true }).shape,
 });
 
+/** The event's and the webhook's columns of a leased delivery (events `e`, webhooks `w`). */
+const leasedColumns = sql.fragment`
+  e.id AS event_id, e.workspace_id AS event_workspace_id, e.environment AS event_environment,
+  e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
+  w.id AS webhook_id, w.url, w.is_active, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at`;
+
+function leasedDeliveryOf({
+  event_id,
+  event_workspace_id,
+  event_environment,
+  event_type,
+  event_data,
+  event_created_at,
+  webhook_id,
+  ...row
+}: z.infer<typeof leasedRow>): LeasedDelivery {
+  return {
+    delivery_id: row.delivery_id,
+    status: row.status,
+    next_attempt_at: row.next_attempt_at,
+    attempted: row.attempted,
+    event: {
+      id: event_id,
+      workspace_id: event_workspace_id,
+      environment: event_environment,
+      type: event_type,
+      data: event_data,
+      created_at: event_created_at,
+    },
+    webhook: {
+      id: webhook_id,
+      url: row.url,
+      is_active: row.is_active,
+      secret_sealed: row.secret_sealed,
+      previous_secret_sealed: row.previous_secret_sealed,
+      previous_secret_expires_at: row.previous_secret_expires_at,
+    },
+  };
+}
+
 /** A first attempt the sender made, to record. */
 export type FirstAttemptRecord = Omit<AttemptRecord, 'trigger'> & {
   deliveryId: string;
@@ -102,33 +142,48 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
   return {
     /**
      * Queues a first attempt for each (event, active subscribed webhook) pair of these events, for
-     * the sender, and stamps the events dispatched: one statement, as the dispatcher's last step.
-     * The unique (webhook, event) makes a second pass over the same events add nothing. Returns
-     * how many were queued.
+     * the senders, and stamps the events dispatched: one statement, as the dispatcher's last step.
+     * The unique (webhook, event) makes a second pass over the same events add nothing. With
+     * `lease`, up to `lease.limit` of the new deliveries are queued already leased to the caller's
+     * sender, and returned as leaseDue returns them: the dispatcher hands them over without a
+     * lease statement of their own, or a scan of the queue.
      */
-    async queueFirstAttempts(eventIds: readonly string[]): Promise<number> {
-      if (eventIds.length === 0) return 0;
+    async queueFirstAttempts(
+      eventIds: readonly string[],
+      lease?: { limit: number; leaseMs: number },
+    ): Promise<LeasedDelivery[]> {
+      if (eventIds.length === 0) return [];
       const ids = sql.array(eventIds, 'text');
-      // The NOTIFY is delivered at commit: it wakes the senders of other processes (the dispatcher
-      // tells its own directly), once per transaction and only when something was queued.
-      const { queued } = await db.one(sql.type(z.object({ queued: z.number().int(), notified: z.number().int() }))`
-        WITH queued AS (
-          INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, sender_due_at)
-          SELECT w.id, e.id, e.type, ms_now()
+      const limit = lease?.limit ?? 0;
+      // The NOTIFY is delivered at commit, to every sender listening, this process's included:
+      // once per transaction, and only when a delivery was queued that no sender holds yet.
+      const rows = await db.any(sql.type(leasedRow)`
+        WITH candidates AS (
+          SELECT w.id AS webhook_id, e.id AS event_id, e.type AS event_type,
+            row_number() OVER (ORDER BY e.created_at, e.id, w.id) AS position
           FROM events e
           JOIN webhooks w ON w.workspace_id = e.workspace_id AND w.environment = e.environment AND w.is_active
             AND (e.type = ANY (w.events) OR '*' = ANY (w.events))
           WHERE e.id = ANY (${ids})
+        ), queued AS (
+          INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, sender_due_at, leased_until)
+          SELECT webhook_id, event_id, event_type, ms_now(),
+            CASE WHEN position <= ${limit}
+              THEN now() + make_interval(secs => ${(lease?.leaseMs ?? 0) / 1000}) END
+          FROM candidates
           ON CONFLICT (webhook_id, event_id) DO NOTHING
-          RETURNING id
+          RETURNING id, webhook_id, event_id, status, next_attempt_at, leased_until
         ), dispatched AS (
           UPDATE events SET dispatched_at = ms_now() WHERE id = ANY (${ids}) RETURNING id
+        ), told AS (
+          SELECT pg_notify('valise_deliveries', '') FROM queued WHERE leased_until IS NULL LIMIT 1
         )
-        SELECT (SELECT count(*) FROM queued)::int AS queued,
-               (SELECT count(*) FROM (SELECT pg_notify('valise_deliveries', '') FROM queued LIMIT 1) AS told)::int
-                 AS notified
-        FROM (SELECT count(*) FROM dispatched) AS stamped`);
-      return queued;
+        SELECT q.id AS delivery_id, q.status, q.next_attempt_at, false AS attempted,
+          ${leasedColumns}
+        FROM queued q JOIN events e ON e.id = q.event_id JOIN webhooks w ON w.id = q.webhook_id
+        -- A one-time filter, evaluated even when no row is leased: it is what sends the NOTIFY.
+        WHERE q.leased_until IS NOT NULL AND (SELECT count(*) FROM told) >= 0`);
+      return rows.map(leasedDeliveryOf);
     },
 
     /**
@@ -151,49 +206,14 @@ export function createDeliveryQueries(db: CommonQueryMethods) {
           RETURNING d.id, d.webhook_id, d.event_id, d.status, d.next_attempt_at
         )
         SELECT l.id AS delivery_id, l.status, l.next_attempt_at, scheduled.attempted IS NOT NULL AS attempted,
-          e.id AS event_id, e.workspace_id AS event_workspace_id, e.environment AS event_environment,
-          e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
-          w.id AS webhook_id, w.url, w.is_active, w.secret_sealed, w.previous_secret_sealed,
-          w.previous_secret_expires_at
+          ${leasedColumns}
         FROM leased l JOIN events e ON e.id = l.event_id JOIN webhooks w ON w.id = l.webhook_id
         -- A lookup per delivery: as an EXISTS, the planner may hash the whole attempts table instead.
         LEFT JOIN LATERAL (
           SELECT true AS attempted FROM webhook_delivery_attempts a
           WHERE a.delivery_id = l.id AND a.trigger = 'scheduled' LIMIT 1
         ) scheduled ON TRUE`);
-      return rows.map(
-        ({
-          event_id,
-          event_workspace_id,
-          event_environment,
-          event_type,
-          event_data,
-          event_created_at,
-          webhook_id,
-          ...row
-        }) => ({
-          delivery_id: row.delivery_id,
-          status: row.status,
-          next_attempt_at: row.next_attempt_at,
-          attempted: row.attempted,
-          event: {
-            id: event_id,
-            workspace_id: event_workspace_id,
-            environment: event_environment,
-            type: event_type,
-            data: event_data,
-            created_at: event_created_at,
-          },
-          webhook: {
-            id: webhook_id,
-            url: row.url,
-            is_active: row.is_active,
-            secret_sealed: row.secret_sealed,
-            previous_secret_sealed: row.previous_secret_sealed,
-            previous_secret_expires_at: row.previous_secret_expires_at,
-          },
-        }),
-      );
+      return rows.map(leasedDeliveryOf);
     },
 
     /**
