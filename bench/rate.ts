@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { setTimeout as delay } from 'node:timers/promises';
 import Hapi from '@hapi/hapi';
 import type { Caller } from '../lib/tenancy.ts';
+import { type CreateTransferInput, createTransfer } from '../lib/transfers/create.ts';
 import { listTransfers } from '../lib/transfers/manage.ts';
 import { startApi } from '../test/helpers/api.ts';
 import type { AutocannonResult } from './load.ts';
@@ -12,8 +13,9 @@ import { UNLIMITED_RATES } from './streaming.ts';
 // /v1/transfers with an Idempotency-Key each, at BENCH_RATE requests per second (300) for
 // BENCH_RATE_DURATION seconds (60), with p50/p99 corrected for coordinated omission (autocannon's
 // overallRate: a late answer delays no request), beside a bare hapi route running the same list
-// (lib/transfers/manage.ts, listTransfers: the same queries and presentation) in the same run: what
-// the API costs around the query. The API runs in this process, wired as the tests wire it (its
+// (lib/transfers/manage.ts, listTransfers: the same queries and presentation) and a bare hapi route
+// making the same creation (lib/transfers/create.ts, createTransfer: the transaction and the
+// workflow start) in the same run: what the API costs around the query. The API runs in this process, wired as the tests wire it (its
 // PostgreSQL, Redis and Temporal are the stack's); autocannon fires from a worker thread. Each
 // creation starts its transfer's workflow, which waits for an upload that never comes.
 // Usage: sh scripts/node.sh bench/rate.ts    (bench/README.md has the details)
@@ -99,6 +101,14 @@ async function main() {
       path: '/transfers',
       handler: () => listTransfers(api.services, caller, { limit: 20 } as Parameters<typeof listTransfers>[2]),
     });
+    // The same creation: its transaction and its workflow's start, without authentication, rate
+    // budget, Idempotency-Key, audit, validation or envelope.
+    const creation: CreateTransferInput = { files: [{ name: 'rate.bin', size: 10 }] };
+    bare.route({
+      method: 'POST',
+      path: '/transfers',
+      handler: async (_request, h) => h.response(await createTransfer(api.services, caller, creation)).code(201),
+    });
     await bare.start();
 
     const auth = { authorization: `Bearer ${key}` };
@@ -107,6 +117,12 @@ async function main() {
         url: `http://127.0.0.1:${bare.info.port}/transfers`,
       }),
       await measure('GET /v1/transfers', { url: `${api.url}/v1/transfers`, headers: auth }),
+      await measure('bare hapi: the same creation (createTransfer)', {
+        url: `http://127.0.0.1:${bare.info.port}/transfers`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      }),
       await measure('POST /v1/transfers (Idempotency-Key)', {
         url: `${api.url}/v1/transfers`,
         method: 'POST',
