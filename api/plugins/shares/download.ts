@@ -11,6 +11,7 @@ import { contentCorruptError } from '../../../lib/uploads/content.ts';
 import type { Archive } from '../../../lib/zip/archives.ts';
 import { clientIp } from '../../client-ip.ts';
 import { parseRangeHeader } from '../../http/ranges.ts';
+import { writesPerTurn } from '../../http/writes-per-turn.ts';
 import { defineRoute } from '../../route.ts';
 import { type AnyRequest, headerOf } from '../../types.ts';
 
@@ -97,7 +98,7 @@ export function fileResponse(h: ResponseToolkit, content: Readable, download: Om
     h.request.raw.res.destroy();
   });
   const response = h
-    .response(content)
+    .response(writesPerTurn(content, h.request.raw.res))
     .code(download.range ? 206 : 200)
     .compressed('identity');
   for (const [name, value] of Object.entries(headersOf(download))) response.header(name, value);
