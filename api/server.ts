@@ -1,4 +1,3 @@
-import { createServer as createHttpServer } from 'node:http';
 import Hapi from '@hapi/hapi';
 import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS } from '../lib/uploads/tus.ts';
 import { registerApiKeyAuth } from './auth.ts';
@@ -8,7 +7,6 @@ import { onPostAuth } from './extensions/guard.ts';
 import { onPreHandler } from './extensions/idempotency.ts';
 import { onRequest } from './extensions/request-context.ts';
 import { onPreResponse } from './extensions/respond.ts';
-import { SOCKET_HIGH_WATER_MARK } from './http/writes-per-turn.ts';
 import { analyticsPlugin } from './plugins/analytics/index.ts';
 import { apiKeysPlugin } from './plugins/api-keys/index.ts';
 import { auditPlugin } from './plugins/audit/index.ts';
@@ -39,9 +37,6 @@ export async function createServer(deps: ApiDependencies, options: ServerOptions
   const server = Hapi.server({
     host: options.host ?? config.api.host,
     port: options.port ?? config.api.port,
-    // A connection's writes queue up to 1 MiB before one waits (Node's default is 64 KiB), so that
-    // the pieces of a download read in one turn leave together (api/http/writes-per-turn.ts).
-    listener: createHttpServer({ highWaterMark: SOCKET_HIGH_WATER_MARK }),
     router: { stripTrailingSlash: true },
     routes: {
       cors: {

@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { pipeline, type Readable, Transform } from 'node:stream';
 
 /**
- * How much a connection's writes may queue before a write waits for the client to take some: the
- * batch a turn can send (api/server.ts gives it to every connection). It bounds memory, it does not
- * reserve it: a slow download's response holds at most this much beyond the kernel's buffers.
+ * How much a download's connection may queue before a write waits for the client to take some:
+ * the batch one turn can send. It bounds memory, it does not reserve it: a slow client's
+ * download holds at most this much beyond the kernel's socket buffers.
  */
 export const SOCKET_HIGH_WATER_MARK = 1024 * 1024;
 
@@ -18,6 +19,7 @@ export const SOCKET_HIGH_WATER_MARK = 1024 * 1024;
  * Nothing waits for a batch to fill: a turn that brought one chunk sends one chunk.
  */
 export function writesPerTurn(body: Readable, res: ServerResponse): Readable {
+  if (res.socket) raiseWriteQueue(res.socket);
   let corked = false;
   const uncork = () => {
     corked = false;
@@ -37,4 +39,21 @@ export function writesPerTurn(body: Readable, res: ServerResponse): Readable {
   // A failure of the body reaches the response through `out`, which hapi listens to.
   pipeline(body, out, () => undefined);
   return out;
+}
+
+/**
+ * Lets `socket` queue SOCKET_HIGH_WATER_MARK bytes before a write returns false. At Node's default
+ * (64 KiB) the first corked chunk of a turn fills the queue, `pipe` pauses, and corking gains
+ * nothing (measured: it lost). Node sets a stream's queue only when creating it, and its HTTP
+ * server only for both directions of every connection (`highWaterMark`): that would also read
+ * every request body 1 MiB ahead, which changed how a refused upload ends for its sender
+ * (test/sdk/busy-upload.test.ts). So the download's own connection is raised here, through the
+ * writable state Node keeps the limit in (what `writableHighWaterMark` reads); never lowered, as a
+ * kept-alive connection's later answers lose nothing by it.
+ */
+function raiseWriteQueue(socket: Socket): void {
+  const state = (socket as unknown as { _writableState?: { highWaterMark?: unknown } })._writableState;
+  if (state && typeof state.highWaterMark === 'number' && state.highWaterMark < SOCKET_HIGH_WATER_MARK) {
+    state.highWaterMark = SOCKET_HIGH_WATER_MARK;
+  }
 }
