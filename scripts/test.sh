@@ -110,8 +110,9 @@ if [ -n "$only_faults" ]; then
   node scripts/ava-tap.mjs --tap --config test/faults/ava.all.config.mjs || faults_status=$?
   echo "# exit faults $faults_status"
 else
-  # A stray test.only would drop the other tests of its file with exit status 0.
-  step only node scripts/check-only.mjs
+  # A stray test.only would drop the other tests of its file with exit status 0; a t.timeout
+  # could leave a hung test unended.
+  step test-files node scripts/check-tests.mjs
   step lint npx --no -- biome check .
   step typecheck npx --no -- tsc --noEmit -p tsconfig.json
   # The SDK is its own package: it must build to ESM and declarations on its own.

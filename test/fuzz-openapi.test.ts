@@ -720,7 +720,6 @@ async function fuzz<T>(
   arbitrary: fc.Arbitrary<T>,
   run: (value: T, findings: Map<string, string>) => Promise<number>,
 ) {
-  t.timeout(180_000);
   const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : (Date.now() ^ (Math.random() * 2 ** 31)) | 0;
   const findings = new Map<string, string>();
   const statuses: Record<string, number> = {};

@@ -6,7 +6,7 @@ import test from 'ava';
 import { runCommand } from './helpers/command.ts';
 
 // The two scripts make test ends with: scripts/tap-summary.mjs (the closing
-// line CI reads) and scripts/check-only.mjs (a stray .only fails the run).
+// line CI reads) and scripts/check-tests.mjs (a stray .only or t.timeout fails the run).
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -58,24 +58,34 @@ test('tap-summary fails the run on a failing test and on a failing step that pri
   t.is(lastLine(stdout), 'tests: 1 passed, 2 failed, 1 skipped');
 });
 
-test('check-only fails, naming file and line, when a test file calls .only, and passes without', async (t) => {
+test('check-tests fails, naming file and line, when a test file calls .only or t.timeout, and passes without', async (t) => {
   const folder = await mkdtemp(join(tmpdir(), 'valise-only-'));
   t.teardown(() => rm(folder, { recursive: true, force: true }));
   const only = ['.', 'only'].join(''); // so that this file itself has none
   await writeFile(join(folder, 'clean.test.ts'), `import test from 'ava';\n// test${only}( in a comment\n`);
-  const clean = await run('check-only.mjs', [folder]);
+  const clean = await run('check-tests.mjs', [folder]);
   t.is(clean.code, 0, clean.stderr);
 
   await writeFile(
     join(folder, 'stray.test.ts'),
     `import test from 'ava';\n\ntest.serial${only}('x', (t) => t.pass());\n`,
   );
-  const stray = await run('check-only.mjs', [folder]);
+  const stray = await run('check-tests.mjs', [folder]);
   t.is(stray.code, 1);
   t.regex(stray.stderr, /stray\.test\.ts:3: test\.serial\.only\('x'/);
+
+  await rm(join(folder, 'stray.test.ts'));
+  const timeout = ['t', 'timeout'].join('.');
+  await writeFile(
+    join(folder, 'slow.test.ts'),
+    `import test from 'ava';\n\ntest('x', (t) => {\n  ${timeout}(60_000);\n});\n`,
+  );
+  const slow = await run('check-tests.mjs', [folder]);
+  t.is(slow.code, 1);
+  t.regex(slow.stderr, /slow\.test\.ts:4: t\.timeout\(60_000\)/);
 });
 
-test('check-only finds no .only in the project test files', async (t) => {
-  const { code, stderr } = await run('check-only.mjs', []);
+test('check-tests finds no .only or t.timeout in the project test files', async (t) => {
+  const { code, stderr } = await run('check-tests.mjs', []);
   t.is(code, 0, stderr);
 });
