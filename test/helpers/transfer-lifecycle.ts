@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure } from '@temporalio/activity';
-import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { WorkflowBundle } from '@temporalio/worker';
-import type { ExecutionContext } from 'ava';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { WorkflowHandle } from '@temporalio/client';
+import test, { type ExecutionContext } from 'ava';
 import type { createTransferActivities } from '../../activities/transfers.ts';
 import {
   approvalDecidedSignal,
@@ -10,7 +9,7 @@ import {
   transferLifecycle,
   transferWorkflowId,
 } from '../../workflows/transferLifecycle.ts';
-import { bundleWorkflows, untilCalled, withWorker } from './workflows.ts';
+import { type SharedWorker, startSharedWorker, untilCalled } from './workflows.ts';
 
 // transferLifecycle's tests (test/workflows/transfer-*.test.ts) share one stub
 // of its activities over an in-memory transfer, and the moves they make on it.
@@ -114,7 +113,8 @@ export function stubTransfer(options: StubOptions = {}) {
       state.scanStarts.push(fileId);
       state.mostScansAtOnce = Math.max(state.mostScansAtOnce, ++scansNow);
       scanStarted();
-      await scanReleased;
+      // A test that failed before releasing the scan shuts its worker down, which cancels this.
+      await Promise.race([scanReleased, Context.current().cancelled]);
       scansNow--;
       record(`scanFile:${fileId}`);
       if (fileId === options.scanFailsForGood) {
@@ -149,22 +149,68 @@ export function stubTransfer(options: StubOptions = {}) {
   return { state, activities, scanning, releaseScan, deadlines, atOf, until, decide };
 }
 
-let bundle: Promise<WorkflowBundle> | undefined;
+/** A test's workflows reach its stub by their workflow ids; the file's one worker routes them. */
+const stubsByWorkflowId = new Map<string, TransferActivities>();
 
-/** Runs `run` beside a worker of the workflows (bundled once per test file) with `activities` on a fresh task queue. */
+/** The activities of the file's one worker: each call goes to the stub of the workflow that made it. */
+function routedActivities(): TransferActivities {
+  const names = Object.keys(stubTransfer().activities) as (keyof TransferActivities)[];
+  const route =
+    (name: keyof TransferActivities) =>
+    (...args: unknown[]): Promise<unknown> => {
+      const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+      const stub = stubsByWorkflowId.get(workflowId);
+      if (!stub) throw ApplicationFailure.nonRetryable(`no stub for ${workflowId}: its test is over`, 'NoStub');
+      return (stub[name] as (...args: unknown[]) => Promise<unknown>)(...args);
+    };
+  return Object.fromEntries(names.map((name) => [name, route(name)])) as unknown as TransferActivities;
+}
+
+let fileWorker: Promise<SharedWorker> | undefined;
+test.after.always(async () => {
+  await fileWorker?.then(
+    (worker) => worker.stop(),
+    () => {}, // a worker that never started failed its tests already
+  );
+});
+
+/**
+ * Runs `run` with a `start` that starts transferLifecycle on `activities`. Every test of a file
+ * shares one worker (its workflows bundled once), stopped after the file: a worker per test meant
+ * two dozen workflow sandboxes loading at once beside another file's tests.
+ */
 export async function withLifecycleWorker(
   activities: TransferActivities,
-  run: (client: Client, taskQueue: string) => Promise<void>,
+  run: (start: () => Promise<Lifecycle>) => Promise<void>,
 ) {
-  bundle ??= bundleWorkflows();
-  await withWorker(await bundle, activities, run);
+  fileWorker ??= startSharedWorker(routedActivities());
+  const { client, taskQueue, failed } = await fileWorker;
+  const started: string[] = [];
+  const start = () => {
+    const transferId = randomUUID();
+    const workflowId = transferWorkflowId(transferId);
+    stubsByWorkflowId.set(workflowId, activities);
+    started.push(workflowId);
+    return client.workflow.start(transferLifecycle, {
+      taskQueue,
+      workflowId,
+      args: [{ transferId }],
+      // A workflow that hangs fails the test instead of holding it to ava's timeout.
+      workflowExecutionTimeout: '1 minute',
+    });
+  };
+  try {
+    await Promise.race([run(start), failed]);
+  } finally {
+    for (const workflowId of started) stubsByWorkflowId.delete(workflowId);
+  }
 }
 
 /** Starts the workflow on `stub`'s activities, left alone, and returns how it ended. */
 export async function runAlone(stub: { activities: TransferActivities }): Promise<string> {
   let result = '';
-  await withLifecycleWorker(stub.activities, async (client, taskQueue) => {
-    result = await (await startLifecycle(client, taskQueue)).result();
+  await withLifecycleWorker(stub.activities, async (start) => {
+    result = await (await start()).result();
   });
   return result;
 }
@@ -190,17 +236,6 @@ export function scansSorted(calls: string[]): string[] {
 
 /** The calls of a scan that went through: every file, once, in order. */
 export const scanned = (...files: string[]) => ['beginScan', ...files.map((file) => `scanFile:${file}`), 'settleScan'];
-
-export function startLifecycle(client: Client, taskQueue: string): Promise<Lifecycle> {
-  const transferId = randomUUID();
-  return client.workflow.start(transferLifecycle, {
-    taskQueue,
-    workflowId: transferWorkflowId(transferId),
-    args: [{ transferId }],
-    // A workflow that hangs fails the test instead of holding it to ava's timeout.
-    workflowExecutionTimeout: '1 minute',
-  });
-}
 
 /** The mails the workflow asked for, in order. */
 export const mails = (calls: string[]) => calls.filter((c) => c.startsWith('notify') || c === 'requestApproval');

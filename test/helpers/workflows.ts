@@ -24,6 +24,13 @@ export function bundleWorkflows(): Promise<WorkflowBundle> {
   return bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
 }
 
+/**
+ * How long a test's worker waits for its activities once `run` is over. A stub still waiting when
+ * its test failed (a held scan never released) would otherwise hold the worker's shutdown, and the
+ * test, forever: a CI run once hung that way until its time ran out.
+ */
+const SHUTDOWN_FORCE_TIME = '10s';
+
 /** Runs `run` beside a worker of `bundle` with `activities` on a fresh task queue. */
 export async function withWorker(
   bundle: WorkflowBundle,
@@ -40,6 +47,7 @@ export async function withWorker(
     taskQueue,
     workflowBundle: bundle,
     activities,
+    shutdownForceTime: SHUTDOWN_FORCE_TIME,
   });
   try {
     await worker.runUntil(run(client, taskQueue));
@@ -47,6 +55,50 @@ export async function withWorker(
     await connection.close();
     await nativeConnection.close();
   }
+}
+
+export type SharedWorker = {
+  client: Client;
+  taskQueue: string;
+  /** Rejects once the worker stops, which only an error does before `stop`. */
+  failed: Promise<never>;
+  stop: () => Promise<void>;
+};
+
+/**
+ * Starts a worker of the project's workflows with `activities` on a fresh task queue, to serve a
+ * whole test file: the file's after.always hook calls `stop`.
+ */
+export async function startSharedWorker(activities: object): Promise<SharedWorker> {
+  const taskQueue = `test-${randomUUID()}`;
+  const nativeConnection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    namespace: config.temporal.namespace,
+    taskQueue,
+    workflowBundle: await bundleWorkflows(),
+    activities,
+    shutdownForceTime: SHUTDOWN_FORCE_TIME,
+  });
+  const running = worker.run();
+  const failed = running.then(() => {
+    throw new Error('the shared worker stopped');
+  });
+  failed.catch(() => {}); // awaited only by the tests running when it fails
+  return {
+    client,
+    taskQueue,
+    failed,
+    stop: async () => {
+      worker.shutdown();
+      await running.finally(async () => {
+        await connection.close();
+        await nativeConnection.close();
+      });
+    },
+  };
 }
 
 /**

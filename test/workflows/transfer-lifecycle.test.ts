@@ -7,14 +7,13 @@ import {
   revokeAndEnd,
   runAlone,
   scanned,
-  startLifecycle as start,
   stubTransfer,
   withLifecycleWorker as withWorker,
 } from '../helpers/transfer-lifecycle.ts';
 import { untilCalled } from '../helpers/workflows.ts';
 
 // transferLifecycle against the real Temporal dev server, with stub activities
-// on a task queue of their own (test/helpers/transfer-lifecycle.ts). This file
+// routed to each test's own stub by one worker (test/helpers/transfer-lifecycle.ts). This file
 // has the approval circuit; transfer-orders.test.ts (O) the rest. What covers
 // each signal (fileUploaded, revoked, approvalDecided, expiryExtended), each
 // deadline (upload, expiry, approval recheck) and each order of them:
@@ -80,8 +79,8 @@ async function finish(t: ExecutionContext, stub: Stub, handle: Lifecycle, decisi
 
 test('approval not required: the recipient is mailed on activation, no approval mail at all', async (t) => {
   const stub = stubTransfer({ approvalRequired: false });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await stub.until('notifyRecipient');
     await revokeAndEnd(t, handle);
   });
@@ -91,8 +90,8 @@ test('approval not required: the recipient is mailed on activation, no approval 
 
 test('approved before the workflow first looks: owner told once, no request, recipient mailed after activation', async (t) => {
   const stub = stubTransfer({ approvalRequired: true, approval: 'approved', uploaded: [] });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await stub.until('notifyApprovalDecision:approved');
     await handle.signal(fileUploadedSignal, 'file-1');
     await stub.until('notifyRecipient');
@@ -106,8 +105,8 @@ test('approved before the workflow first looks: owner told once, no request, rec
 for (const decision of ['approved', 'rejected'] as const) {
   test(`${decision} while waiting for the upload (signalled): owner told at once, the recipient mailed only if approved`, async (t) => {
     const stub = stubTransfer({ approvalRequired: true, uploaded: [] });
-    await withWorker(stub.activities, async (client, taskQueue) => {
-      const handle = await start(client, taskQueue);
+    await withWorker(stub.activities, async (start) => {
+      const handle = await start();
       await decideAndTell(stub, handle, decision);
       t.false(stub.state.calls.includes('beginScan'), 'told before any upload');
       await handle.signal(fileUploadedSignal, 'file-1');
@@ -134,8 +133,8 @@ test('the upload deadline passes while approval is pending: no recheck before ac
 for (const signalled of [true, false]) {
   test(`approved while scanning, ${signalled ? 'signalled before the wait' : 'signal lost: activation reads the decision'}: owner told once, no request, recipient mailed after activation`, async (t) => {
     const stub = stubTransfer({ approvalRequired: true, holdScan: true });
-    await withWorker(stub.activities, async (client, taskQueue) => {
-      const handle = await start(client, taskQueue);
+    await withWorker(stub.activities, async (start) => {
+      const handle = await start();
       await stub.scanning;
       await stub.decide(handle, 'approved', signalled);
       stub.releaseScan();
@@ -151,8 +150,8 @@ for (const signalled of [true, false]) {
 
 test('rejected while scanning: the owner is told, approval is not requested, the recipient is never mailed', async (t) => {
   const stub = stubTransfer({ approvalRequired: true, holdScan: true });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await stub.scanning;
     await stub.decide(handle, 'rejected');
     stub.releaseScan();
@@ -178,8 +177,8 @@ test('infected while approval is pending: the circuit ends with the transfer, no
 for (const decision of ['approved', 'rejected'] as const) {
   test(`${decision} after activation (signalled): approval requested once, owner told, the recipient mailed only if approved`, async (t) => {
     const stub = stubTransfer({ approvalRequired: true });
-    await withWorker(stub.activities, async (client, taskQueue) => {
-      const handle = await start(client, taskQueue);
+    await withWorker(stub.activities, async (start) => {
+      const handle = await start();
       await stub.until('requestApproval');
       await decideAndTell(stub, handle, decision);
       await finish(t, stub, handle, decision);
@@ -190,8 +189,8 @@ for (const decision of ['approved', 'rejected'] as const) {
 
 test('pending at activation, decided later without a signal: the recheck finds it and mails the recipient', async (t) => {
   const stub = stubTransfer({ approvalRequired: true, recheckMs: 300 });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     // Approval is requested once the transfer is active and still undecided.
     await stub.until('requestApproval');
     await stub.decide(handle, 'approved', false);
@@ -204,8 +203,8 @@ test('pending at activation, decided later without a signal: the recheck finds i
 test('a decision changed after activation: the owner is told each one, the recipient mailed once', async (t) => {
   const stub = stubTransfer({ approvalRequired: true });
   const told = ['requestApproval', 'notifyApprovalDecision:approved', 'notifyRecipient'];
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await stub.until('requestApproval');
     await decideAndTell(stub, handle, 'approved');
     await stub.until('notifyRecipient');

@@ -7,14 +7,13 @@ import {
   runAlone,
   scanned,
   scansSorted,
-  startLifecycle as start,
   stubTransfer,
   withLifecycleWorker as withWorker,
 } from '../helpers/transfer-lifecycle.ts';
 import { untilCalled } from '../helpers/workflows.ts';
 
 // transferLifecycle against the real Temporal dev server, with stub activities
-// on a task queue of their own: each deadline (upload, expiry) and each order
+// (one worker for the file, each test's workflow routed to its own stub): each deadline (upload, expiry) and each order
 // of uploads, revocation, extension and scan outcome. The approval circuit is
 // in transfer-lifecycle.test.ts, whose opening table lists what covers what.
 
@@ -22,8 +21,8 @@ import { untilCalled } from '../helpers/workflows.ts';
 
 test('an upload signalled while the first look is retried (before the commit) counts: the scan follows', async (t) => {
   const stub = stubTransfer({ uploaded: [], invisibleFor: 3 });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await untilCalled(stub.state.calls, (calls) => calls.length > 0, 'the first look');
     await handle.signal(fileUploadedSignal, 'file-1');
     await stub.until('notifyRecipient');
@@ -41,8 +40,8 @@ test('an upload signalled while the first look is retried (before the commit) co
 
 test('revoked while the first look is retried: deleted as revoked once the transfer is seen, never scanned', async (t) => {
   const stub = stubTransfer({ uploaded: [], invisibleFor: 3 });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await untilCalled(stub.state.calls, (calls) => calls.length > 0, 'the first look');
     await revokeAndEnd(t, handle);
   });
@@ -56,8 +55,8 @@ test('revoked while the first look is retried: deleted as revoked once the trans
 
 test('uploads signalled in any order: each file scanned once, the transfer settled once the last is in', async (t) => {
   const stub = stubTransfer({ files: ['file-1', 'file-2', 'file-3'], uploaded: ['file-2'] });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await handle.signal(fileUploadedSignal, 'file-3');
     // A repeated signal (an upload retried by its client) changes nothing.
     await handle.signal(fileUploadedSignal, 'file-3');
@@ -80,8 +79,8 @@ test('uploads signalled in any order: each file scanned once, the transfer settl
 
 test('a file is scanned as soon as its upload is complete, while the others still upload', async (t) => {
   const stub = stubTransfer({ files: ['file-1', 'file-2'], uploaded: [] });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await handle.signal(fileUploadedSignal, 'file-1');
     await stub.until('scanFile:file-1');
     t.false(stub.state.calls.includes('beginScan'), 'the transfer is still uploading');
@@ -100,8 +99,8 @@ test('a file is scanned as soon as its upload is complete, while the others stil
 test('files are scanned side by side, never more at once than the plan says', async (t) => {
   const files = ['file-1', 'file-2', 'file-3', 'file-4'];
   const stub = stubTransfer({ files, scansInParallel: 2, holdScan: true });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await untilCalled(stub.state.scanStarts, (started) => started.length >= 2, 'two scans');
     // Held scans: a third would have started by now if the bound let it.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -117,8 +116,8 @@ test('files are scanned side by side, never more at once than the plan says', as
 
 test('a file stored whole with its signal lost: the re-read of the uploads finds it, the transfer is scanned and activated', async (t) => {
   const stub = stubTransfer({ uploaded: [], storedWithoutSignal: ['file-1'], uploadRecheckMs: 300 });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await stub.until('settleScan');
     await revokeAndEnd(t, handle);
   });
@@ -129,8 +128,8 @@ test('a file stored whole with its signal lost: the re-read of the uploads finds
 
 test('the upload deadline passes with a file missing: deleted as upload_incomplete, never settled', async (t) => {
   const stub = stubTransfer({ files: ['file-1', 'file-2'], uploaded: [], uploadDeadlineInMs: 1_500 });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await handle.signal(fileUploadedSignal, 'file-1');
     t.is(await handle.result(), 'upload_incomplete');
   });
@@ -147,8 +146,8 @@ test('the upload deadline passes with a file missing: deleted as upload_incomple
 
 test('revoked before the upload: deleted as revoked at once, never scanned or mailed', async (t) => {
   const stub = stubTransfer({ uploaded: [] });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await revokeAndEnd(t, handle);
     // An upload finishing after the revocation finds the workflow gone.
     await refused(t, handle.signal(fileUploadedSignal, 'file-1'));
@@ -158,8 +157,8 @@ test('revoked before the upload: deleted as revoked at once, never scanned or ma
 
 test('revoked during the scan: the scan settles, then the transfer is deleted without mailing the recipient', async (t) => {
   const stub = stubTransfer({ holdScan: true });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await stub.scanning;
     await handle.signal(revokedSignal);
     stub.releaseScan();
@@ -170,8 +169,8 @@ test('revoked during the scan: the scan settles, then the transfer is deleted wi
 
 test('revoked after activation: the expiry wait ends at once and the transfer is deleted as revoked', async (t) => {
   const stub = stubTransfer();
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await stub.until('notifyRecipient');
     await revokeAndEnd(t, handle);
   });
@@ -232,8 +231,8 @@ test('expiry: an active transfer ends as expired at expires_at, not before', asy
 test('an extension before the original expiry moves the end to the new expiry', async (t) => {
   const stub = stubTransfer({ expiresInMs: 3_000 });
   let extendedTo = Number.NaN;
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await stub.until('notifyRecipient');
     t.true(Date.now() < stub.deadlines.expiresAt, 'the extension comes before the original expiry');
     extendedTo = stub.deadlines.expiresAt + 2_000;
@@ -245,8 +244,8 @@ test('an extension before the original expiry moves the end to the new expiry', 
 
 test('an extension to an earlier time than the current expiry does not shorten the transfer', async (t) => {
   const stub = stubTransfer({ expiresInMs: 2_500 });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await stub.until('notifyRecipient');
     await handle.signal(expiryExtendedSignal, new Date(Date.now()).toISOString());
     t.is(await handle.result(), 'expired');
@@ -257,8 +256,8 @@ test('an extension to an earlier time than the current expiry does not shorten t
 test('an extension after the original expiry, while still scanning, keeps the transfer until the new expiry', async (t) => {
   const stub = stubTransfer({ expiresInMs: 1_000, holdScan: true });
   let extendedTo = Number.NaN;
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await stub.scanning;
     extendedTo = stub.deadlines.expiresAt + 2_500;
     // The scan outlasts the original expiry (a large file); the API extends a scanning transfer.
@@ -273,8 +272,8 @@ test('an extension after the original expiry, while still scanning, keeps the tr
 
 test('the original expiry passing during the scan, with no extension, ends the transfer right after it settles', async (t) => {
   const stub = stubTransfer({ expiresInMs: 1_000, holdScan: true });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     await stub.scanning;
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, stub.deadlines.expiresAt - Date.now())));
     stub.releaseScan();
@@ -286,8 +285,8 @@ test('the original expiry passing during the scan, with no extension, ends the t
 
 test('an extension after the workflow has expired the transfer is refused: expired stays expired', async (t) => {
   const stub = stubTransfer({ expiresInMs: 1_500 });
-  await withWorker(stub.activities, async (client, taskQueue) => {
-    const handle = await start(client, taskQueue);
+  await withWorker(stub.activities, async (start) => {
+    const handle = await start();
     t.is(await handle.result(), 'expired');
     await refused(t, handle.signal(expiryExtendedSignal, new Date(Date.now() + 60_000).toISOString()));
   });
