@@ -31,16 +31,11 @@ export function bundleWorkflows(): Promise<WorkflowBundle> {
  */
 const SHUTDOWN_FORCE_TIME = '10s';
 
-/** Runs `run` beside a worker of `bundle` with `activities` on a fresh task queue. */
-export async function withWorker(
-  bundle: WorkflowBundle,
-  activities: object,
-  run: (client: Client, taskQueue: string) => Promise<void>,
-) {
+/** A worker of `bundle` with `activities` on a fresh task queue, and a client to reach it. */
+async function createWorker(bundle: WorkflowBundle, activities: object) {
   const taskQueue = `test-${randomUUID()}`;
   const nativeConnection = await NativeConnection.connect({ address: config.temporal.address });
   const connection = await Connection.connect({ address: config.temporal.address });
-  const client = new Client({ connection, namespace: config.temporal.namespace });
   const worker = await Worker.create({
     connection: nativeConnection,
     namespace: config.temporal.namespace,
@@ -49,11 +44,28 @@ export async function withWorker(
     activities,
     shutdownForceTime: SHUTDOWN_FORCE_TIME,
   });
+  return {
+    worker,
+    taskQueue,
+    client: new Client({ connection, namespace: config.temporal.namespace }),
+    close: async () => {
+      await connection.close();
+      await nativeConnection.close();
+    },
+  };
+}
+
+/** Runs `run` beside a worker of `bundle` with `activities` on a fresh task queue. */
+export async function withWorker(
+  bundle: WorkflowBundle,
+  activities: object,
+  run: (client: Client, taskQueue: string) => Promise<void>,
+) {
+  const { worker, client, taskQueue, close } = await createWorker(bundle, activities);
   try {
     await worker.runUntil(run(client, taskQueue));
   } finally {
-    await connection.close();
-    await nativeConnection.close();
+    await close();
   }
 }
 
@@ -70,18 +82,7 @@ export type SharedWorker = {
  * whole test file: the file's after.always hook calls `stop`.
  */
 export async function startSharedWorker(activities: object): Promise<SharedWorker> {
-  const taskQueue = `test-${randomUUID()}`;
-  const nativeConnection = await NativeConnection.connect({ address: config.temporal.address });
-  const connection = await Connection.connect({ address: config.temporal.address });
-  const client = new Client({ connection, namespace: config.temporal.namespace });
-  const worker = await Worker.create({
-    connection: nativeConnection,
-    namespace: config.temporal.namespace,
-    taskQueue,
-    workflowBundle: await bundleWorkflows(),
-    activities,
-    shutdownForceTime: SHUTDOWN_FORCE_TIME,
-  });
+  const { worker, client, taskQueue, close } = await createWorker(await bundleWorkflows(), activities);
   const running = worker.run();
   const failed = running.then(() => {
     throw new Error('the shared worker stopped');
@@ -93,10 +94,7 @@ export async function startSharedWorker(activities: object): Promise<SharedWorke
     failed,
     stop: async () => {
       worker.shutdown();
-      await running.finally(async () => {
-        await connection.close();
-        await nativeConnection.close();
-      });
+      await running.finally(close);
     },
   };
 }
