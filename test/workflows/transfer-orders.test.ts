@@ -228,8 +228,10 @@ test('expiry: an active transfer ends as expired at expires_at, not before', asy
   t.true(stub.atOf('endTransfer:expired:expired') >= stub.deadlines.expiresAt);
 });
 
+// The extensions below must reach the workflow before its expiry: 10 s leaves a loaded machine
+// time to scan and mail first (3 s did not, beside two other files' workflows and a make test).
 test('an extension before the original expiry moves the end to the new expiry', async (t) => {
-  const stub = stubTransfer({ expiresInMs: 3_000 });
+  const stub = stubTransfer({ expiresInMs: 10_000 });
   let extendedTo = Number.NaN;
   await withWorker(stub.activities, async (start) => {
     const handle = await start();
@@ -243,7 +245,7 @@ test('an extension before the original expiry moves the end to the new expiry', 
 });
 
 test('an extension to an earlier time than the current expiry does not shorten the transfer', async (t) => {
-  const stub = stubTransfer({ expiresInMs: 2_500 });
+  const stub = stubTransfer({ expiresInMs: 10_000 });
   await withWorker(stub.activities, async (start) => {
     const handle = await start();
     await stub.until('notifyRecipient');
