@@ -113,7 +113,7 @@ export function stubTransfer(options: StubOptions = {}) {
       state.scanStarts.push(fileId);
       state.mostScansAtOnce = Math.max(state.mostScansAtOnce, ++scansNow);
       scanStarted();
-      // A test that failed before releasing the scan shuts its worker down, which cancels this.
+      // A scan that a failed test never released gives way when the worker shuts down.
       await Promise.race([scanReleased, Context.current().cancelled]);
       scansNow--;
       record(`scanFile:${fileId}`);

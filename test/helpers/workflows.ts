@@ -100,8 +100,8 @@ export async function startSharedWorker(activities: object): Promise<SharedWorke
 }
 
 /**
- * Polls a stub's recorded calls until `done` holds: 60 s at most, as a test file's two dozen
- * workers start at once beside another file's tests (a CI run once saw no call in 30 s).
+ * Polls a stub's recorded calls until `done` holds: 60 s at most, as a test file's workflows start
+ * at once beside another file's tests (a CI run once saw no call in 30 s).
  */
 export async function untilCalled(calls: string[], done: (calls: string[]) => boolean, what: string) {
   const started = Date.now();
