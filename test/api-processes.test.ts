@@ -8,6 +8,7 @@ import { sql } from '../lib/db/sql.ts';
 import { bootstrapWorkspace } from '../lib/workspaces/bootstrap.ts';
 import { eventually } from './helpers/api.ts';
 import { type ApiProcess, type RunningProcess, startApiProcess, startBalancer } from './helpers/api-processes.ts';
+import { intoFreshRateWindow } from './helpers/rate-window.ts';
 
 // Two API processes on one database and one Redis, as scripts/scale.sh runs them, and haproxy in
 // front of them: what one process decides, the other holds to (docs/operations.md). A key revoked
@@ -70,12 +71,6 @@ async function keyCachedOnBoth(owner: string, name: string, ip: string) {
   if (made.status !== 201) throw new Error(made.text);
   for (const api of [a, b, a, b]) if ((await me(api, made.body.key, ip)).status !== 200) throw new Error('key refused');
   return made.body as { id: string; key: string };
-}
-
-/** Rate windows are fixed minutes: start well inside one so that counts cannot reset mid-test. */
-async function intoFreshWindow() {
-  const intoWindow = Date.now() % 60_000;
-  if (intoWindow > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoWindow));
 }
 
 test.serial(
@@ -142,7 +137,7 @@ test.serial('GET /v1/me names the workspace as it is now on both processes, afte
 });
 
 test.serial('a workspace read budget is one budget across both processes', async (t) => {
-  await intoFreshWindow();
+  await intoFreshRateWindow();
   const ws = await workspace('Shared budget');
   const ip = nextAddress();
   const statuses: number[] = [];
@@ -164,7 +159,7 @@ test.serial('a workspace read budget is one budget across both processes', async
 test.serial(
   'an address past its failure budget is refused by both processes, except with a good cached key',
   async (t) => {
-    await intoFreshWindow();
+    await intoFreshRateWindow();
     const ws = await workspace('Failure budget');
     const attacker = '198.51.100.40';
     // The good key is in both caches: its requests need no lookup, and are screened with the rate draw.
@@ -217,7 +212,7 @@ test.serial(
 );
 
 test.serial('through the balancer, the client address is the one haproxy saw, not what the client wrote', async (t) => {
-  await intoFreshWindow();
+  await intoFreshRateWindow();
   const ws = await workspace('Behind the balancer');
   const through = (key: string, forged: string) =>
     fetch(`${balancer.url}/v1/me`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': forged } });

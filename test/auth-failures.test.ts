@@ -2,17 +2,13 @@ import { type AddressInfo, connect, createServer } from 'node:net';
 import test from 'ava';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { freePort as closedPort } from './helpers/ports.ts';
+import { intoFreshRateWindow } from './helpers/rate-window.ts';
 
 // Failed authentications cost the caller: they are limited per client address
 // (before any database work), collapsed in the audit log, and still limited
 // when Redis is away.
 
 /** Rate windows are fixed minutes: start well inside one so counts cannot reset mid-test. */
-async function intoFreshWindow() {
-  const intoWindow = Date.now() % 60_000;
-  if (intoWindow > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoWindow));
-}
-
 async function createKey(api: TestApi, ws: TestWorkspace, body: Record<string, unknown>) {
   const response = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: { mfa_code: ws.mfa(), ...body } });
   if (response.status !== 201) throw new Error(`key creation failed: ${response.status} ${response.text}`);
@@ -37,7 +33,7 @@ const unknownKey = () => `svc_live_${'Q'.repeat(40)}`;
 const from = (ip: string) => ({ 'x-forwarded-for': ip });
 
 test('a flood of bad keys from one address gets 429 after the budget; its keys in use and other addresses still authenticate', async (t) => {
-  await intoFreshWindow();
+  await intoFreshRateWindow();
   const api = await startApi({ TRUST_PROXY_HOPS: '1', RATE_LIMIT_AUTH_FAILURES: '10' });
   t.teardown(() => api.close());
   const ws = await api.workspace('Flood');
@@ -132,7 +128,7 @@ test('100 failures on one known key produce a handful of audit rows whose counts
 });
 
 test('with Redis unreachable, requests past each budget are still refused and the limiter reports degraded', async (t) => {
-  await intoFreshWindow();
+  await intoFreshRateWindow();
   const port = await closedPort();
   const api = await startApi({
     REDIS_URL: `redis://127.0.0.1:${port}/0`,

@@ -3,6 +3,7 @@ import test from 'ava';
 import { sql } from '../lib/db/sql.ts';
 import { eventually, startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
 import { mailsTo, uniqueAddress } from './helpers/mail.ts';
+import { intoFreshRateWindow } from './helpers/rate-window.ts';
 import { content, put } from './helpers/transfers.ts';
 
 // A public intake's page is anonymous: its submissions must not start workflows, events and
@@ -111,9 +112,7 @@ test('past the address budget, a publishable key is refused with 429 before it i
   const created = await limited.call('POST', '/v1/intakes', { key: owner.keys.live, body: { title: 'F16' } });
   const intakeId = created.body.id as string;
   const cip = created.body.publishable_key.key as string;
-  // The budget counts in fixed minutes: start well inside one, so all of these fall in it.
-  const intoMinute = (Date.now() / 1000) % 60;
-  if (intoMinute > 50) await new Promise((resolve) => setTimeout(resolve, (61 - intoMinute) * 1000));
+  await intoFreshRateWindow();
 
   for (const _ of [1, 2, 3])
     t.is((await limited.call('GET', `/v1/intakes/${intakeId}/form`, { key: cip })).status, 200);

@@ -4,6 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import test, { type ExecutionContext } from 'ava';
 import { MCP_TOOLS } from '../lib/mcp/tools.ts';
 import { startApi, type TestApi, type TestWorkspace } from './helpers/api.ts';
+import { intoFreshRateWindow } from './helpers/rate-window.ts';
 import { createTransfer } from './helpers/transfers.ts';
 
 // The hosted MCP endpoint (docs/mcp.md) through the real API: the control endpoint's every case, and
@@ -400,6 +401,7 @@ test("transport: another workspace's path, a revoked token and an API key are re
 
 test("transport: a tool draws from its route's rate budget; the transport's messages from the read budget", async (t) => {
   const limited = await startApi({ RATE_LIMIT_WRITE: '2' });
+  await intoFreshRateWindow();
   try {
     const own = await limited.workspace('MCP rate');
     const created = await limited.call('POST', '/v1/mcp/tokens', {
