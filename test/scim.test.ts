@@ -202,6 +202,15 @@ test('Users: filters with every operator, value paths, URN attributes and paging
   t.like(clamped.body, { startIndex: 1, itemsPerPage: 4 });
   const none = await scim(p, 'GET', '/v1/scim/Users?count=0');
   t.like(none.body, { totalResults: 4, itemsPerPage: 0, Resources: [] });
+  // Past every row, however far (the fuzzer's 1e+308 was once sent to PostgreSQL as a bigint: 500).
+  for (const far of ['1e%2B308', '9007199254740993', '99999999999999999999']) {
+    for (const resource of ['Users', 'Groups']) {
+      const past = await scim(p, 'GET', `/v1/scim/${resource}?startIndex=${far}`);
+      t.is(past.status, 200, `${resource} from ${far}: ${past.text}`);
+      t.like(past.body, { itemsPerPage: 0, Resources: [] });
+      t.true(past.body.startIndex >= 9007199254740992, `${resource} from ${far}: startIndex echoed`);
+    }
+  }
 
   const projected = await scim(p, 'GET', `/v1/scim/Users?attributes=userName,name.givenName&filter=userName eq "${a}"`);
   t.deepEqual(Object.keys(projected.body.Resources[0]).sort(), ['id', 'name', 'schemas', 'userName']);

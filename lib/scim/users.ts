@@ -42,7 +42,9 @@ const DEFAULT_COUNT = 100;
 export function windowOf(query: ScimListQuery) {
   const startIndex = Math.max(1, Math.trunc(query.startIndex ?? 1));
   const count = Math.min(SCIM_MAX_RESULTS, Math.max(0, Math.trunc(query.count ?? DEFAULT_COUNT)));
-  return { startIndex, offset: startIndex - 1, count };
+  // startIndex is echoed however large, but the offset goes to PostgreSQL as a bigint, which 1e+308
+  // is not: any offset past MAX_SAFE_INTEGER is past every row anyway.
+  return { startIndex, offset: Math.min(startIndex - 1, Number.MAX_SAFE_INTEGER), count };
 }
 
 export function listResponse(resources: ScimResource[], total: number, startIndex: number) {
