@@ -9,9 +9,9 @@
 // - `t.timeout(...)`: it tells AVA's run-wide timeout (ava.timeout in
 //   package.json) to ignore inactivity for that long, and AVA 8 drops a timeout
 //   that fires inside such a window without arming it again. A test that hangs
-//   afterwards is then never ended: a CI run hung in its last file, within ten
-//   minutes of another file's t.timeout(10 min), until CI's own limit stopped
-//   it with nothing reported. The run-wide timeout covers the slowest test.
+//   afterwards is then never ended: a CI run whose last tests ended within ten
+//   minutes of another file's t.timeout(10 min) sat with one test unreported
+//   until CI's own limit stopped it. The run-wide timeout covers the slowest test.
 //
 // scripts/test.sh runs this as a step of `make test`. A match in a line comment
 // is ignored; write either in a string as '.' + 'only(' if needed.

@@ -8,7 +8,6 @@ import { intoFreshRateWindow } from './helpers/rate-window.ts';
 // (before any database work), collapsed in the audit log, and still limited
 // when Redis is away.
 
-/** Rate windows are fixed minutes: start well inside one so counts cannot reset mid-test. */
 async function createKey(api: TestApi, ws: TestWorkspace, body: Record<string, unknown>) {
   const response = await api.call('POST', '/v1/api-keys', { key: ws.keys.live, body: { mfa_code: ws.mfa(), ...body } });
   if (response.status !== 201) throw new Error(`key creation failed: ${response.status} ${response.text}`);

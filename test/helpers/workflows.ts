@@ -27,7 +27,7 @@ export function bundleWorkflows(): Promise<WorkflowBundle> {
 /**
  * How long a test's worker waits for its activities once `run` is over. A stub still waiting when
  * its test failed (a held scan never released) would otherwise hold the worker's shutdown, and the
- * test, forever: a CI run once hung that way until its time ran out.
+ * test, forever.
  */
 const SHUTDOWN_FORCE_TIME = '10s';
 
